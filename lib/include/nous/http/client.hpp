@@ -1,0 +1,107 @@
+#pragma once
+// The blocking client API: post() and its helpers.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "nous/http/error.hpp"
+#include "nous/http/options.hpp"
+#include "nous/http/result.hpp"
+
+namespace nous::http {
+
+struct Timings {
+    std::chrono::microseconds resolve{0};  ///< name resolution (0 when reused)
+    std::chrono::microseconds connect{0};  ///< TCP connect (0 when reused)
+    std::chrono::microseconds tls{0};      ///< TLS handshake (0 when reused / plain)
+    std::chrono::microseconds ttfb{0};     ///< request start to first response byte
+    std::chrono::microseconds total{0};    ///< the whole call
+};
+
+struct Response {
+    int status = 0;
+    /// Lower-case names, in arrival order.
+    Headers headers;
+    std::string body;
+    /// "HTTP/1.1", "HTTP/1.0" or "HTTP/2".
+    std::string http_version;
+    Timings timings;
+    /// True when a pooled keep-alive connection served the request.
+    bool connection_reused = false;
+
+    /// First value of a header (name compared case-insensitively).
+    std::optional<std::string_view> header(std::string_view name) const;
+};
+
+/// POST `body` to `url`. Never throws; every failure is an Error value.
+Result<Response> post(std::string_view url, std::string_view body, const Headers& headers = {},
+                      const Options& options = {});
+
+/// Throwing convenience: returns the Response or throws HttpError.
+Response post_or_throw(std::string_view url, std::string_view body, const Headers& headers = {},
+                       const Options& options = {});
+
+// ---- header helpers (an empty key or value adds nothing) -------------------
+
+/// {"authorization", "Bearer KEY"}.
+void add_bearer_auth(Headers& headers, std::string_view api_key);
+/// {name, KEY}, e.g. "x-api-key" (Anthropic) or "api-key" (Azure).
+void add_api_key(Headers& headers, std::string_view header_name, std::string_view api_key);
+/// {"openai-organization", ORG}.
+void add_openai_organization(Headers& headers, std::string_view organization);
+/// {"openai-project", PROJECT}.
+void add_openai_project(Headers& headers, std::string_view project);
+
+/// Case-insensitive header name comparison.
+bool header_name_equals(std::string_view a, std::string_view b) noexcept;
+
+// ---- backends ---------------------------------------------------------------
+
+/// A request as a backend sees it (views valid during the call).
+struct Request {
+    std::string_view url;
+    std::string_view body;
+    const Headers* headers = nullptr;
+};
+
+/// A `post` implementation selectable by name through the resolution chain.
+/// Implementations must be safe to call from many threads at once.
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual Result<Response> post(const Request& request, const Options& options) = 0;
+};
+
+using BackendFactory = std::function<std::shared_ptr<Backend>()>;
+
+/// Register an application backend (e.g. "myapp.fast"); replaces one of the
+/// same name. The factory runs once, on first use. Thread-safe.
+void register_backend(const std::string& name, BackendFactory factory);
+
+/// Names selectable now (built-ins that were compiled in, then registered ones).
+std::vector<std::string> backend_names();
+
+/// The name the chain picks for these options (per call > env > config > default),
+/// or an invalid_argument error for an unknown per-call name.
+Result<std::string> resolve_backend_name(const Options& options);
+
+// ---- observability ----------------------------------------------------------
+
+/// Process-wide counters of the pooled backend.
+struct PoolStats {
+    std::uint64_t connections_created = 0;  ///< new TCP (and TLS) connections
+    std::uint64_t connections_reused = 0;   ///< requests served by a pooled connection
+    std::uint64_t stale_discarded = 0;      ///< idle connections found closed or expired
+    std::uint64_t resent = 0;               ///< requests resent once on a stale connection
+    std::uint64_t tls_sessions_resumed = 0; ///< TLS handshakes that resumed a session
+};
+PoolStats pool_stats();
+/// Close every idle pooled connection (tests, and apps before fork()).
+void pool_clear();
+
+}  // namespace nous::http

@@ -1,0 +1,92 @@
+#pragma once
+// An in-process OpenAI-compatible mock LLM server for tests, demos and
+// benchmarks. Raw sockets, one thread per connection (so it serves any number
+// of concurrent keep-alive connections), bound to 127.0.0.1 by default.
+//
+// Routes:
+//   POST /v1/chat/completions  JSON completion, or SSE when "stream": true
+//   GET  /v1/models            model list
+//   POST /small                ~1 KiB JSON          POST /large   256 KiB JSON
+//   POST /sse100m              ~100 MiB SSE body generated on the fly
+//   POST /echo                 the request body back, same Content-Type
+// A custom handler may answer any request first (tests: 429, 503, ...).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nous::http {
+
+struct MockRequest {
+    std::string method;
+    std::string target;
+    std::vector<std::pair<std::string, std::string>> headers;  ///< lower-case names
+    std::string body;
+    std::optional<std::string> header(const std::string& lower_name) const;
+};
+
+struct MockResponse {
+    int status = 200;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+};
+
+struct MockServerOptions {
+    std::string bind_address = "127.0.0.1";
+    std::uint16_t port = 0;  ///< 0: an ephemeral port
+    /// Nagle on, and headers and body written in separate send() calls: the
+    /// "nagle on server" case that costs clients without TCP_QUICKACK ~40 ms.
+    bool nagle = false;
+    /// Streaming completions: tokens per reply, pacing, first-token latency.
+    int stream_tokens = 16;
+    double tokens_per_second = 0;  ///< 0: as fast as possible
+    std::chrono::milliseconds first_token_latency{0};
+    /// Bytes of /sse100m (default 100 MiB).
+    std::uint64_t firehose_bytes = 100ull << 20;
+    /// Close idle keep-alive connections after this long (0: never).
+    std::chrono::milliseconds idle_close{0};
+};
+
+class MockServer {
+public:
+    using Handler = std::function<bool(const MockRequest&, MockResponse&)>;
+
+    explicit MockServer(MockServerOptions options = {});
+    ~MockServer();
+    MockServer(const MockServer&) = delete;
+    MockServer& operator=(const MockServer&) = delete;
+
+    /// Binds and starts accepting. Throws std::runtime_error on failure.
+    void start();
+    /// Stops accepting, closes every connection, joins every thread.
+    void stop();
+
+    std::uint16_t port() const noexcept;
+    /// "http://127.0.0.1:PORT"
+    std::string base_url() const;
+
+    /// Answer requests first; return false to fall through to the routes.
+    void set_handler(Handler handler);
+
+    std::uint64_t connections_accepted() const noexcept;
+    std::uint64_t requests_served() const noexcept;
+    /// The most recent request (headers and body included).
+    MockRequest last_request() const;
+
+    /// The body /small answers (deterministic, for checks).
+    static std::string small_body();
+    /// The body /large answers.
+    static std::string large_body();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nous::http

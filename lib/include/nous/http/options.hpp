@@ -1,0 +1,106 @@
+#pragma once
+// Per-call options, application config, and the hooks tests inject.
+// Every default lives in defaults:: with the reason for it.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace nous::http {
+
+using Milliseconds = std::chrono::milliseconds;
+
+namespace defaults {
+/// Generous: LLM responses can take minutes before the first byte.
+inline constexpr Milliseconds read_timeout{180'000};
+/// Covers resolution, TCP to every address in turn, and the TLS handshake.
+inline constexpr Milliseconds connect_timeout{30'000};
+/// Like the official OpenAI SDK: transient 408/409/429/5xx are common.
+inline constexpr int max_retries = 2;
+/// Largest successful `post` body we buffer.
+inline constexpr std::size_t max_response_bytes = 64u << 20;
+/// Error bodies (4xx/5xx) are kept for diagnosis, never unbounded.
+inline constexpr std::size_t max_error_body_bytes = 10u << 20;
+/// Per-origin connection cap: enough for a busy app server, bounded for the peer.
+inline constexpr std::size_t pool_max_per_origin = 64;
+/// Idle pooled connections older than this (from response completion) are closed;
+/// most servers drop idle keep-alive connections after 60 s or more.
+inline constexpr Milliseconds pool_idle_timeout{30'000};
+}  // namespace defaults
+
+/// Cancels a blocked call from another thread. The token must outlive the call
+/// it is passed to. cancel() is safe to call from any thread, any number of times.
+class CancelToken {
+public:
+    CancelToken();
+    ~CancelToken();
+    CancelToken(const CancelToken&) = delete;
+    CancelToken& operator=(const CancelToken&) = delete;
+
+    /// Thread-safe. Makes the call it is attached to return `cancelled` promptly.
+    void cancel() noexcept;
+    /// Thread-safe.
+    bool cancelled() const noexcept;
+
+    struct State;
+    State& state() const noexcept { return *state_; }
+
+private:
+    std::unique_ptr<State> state_;
+};
+
+/// Injection points for the retry policy: tests replace time, sleeping and
+/// randomness so that they can assert the exact delays requested.
+struct RetryHooks {
+    std::function<std::chrono::steady_clock::time_point()> now;
+    std::function<void(Milliseconds)> sleep;
+    /// Uniform in [0, 1): jitter source.
+    std::function<double()> random;
+};
+
+/// Per-call options. Unset optionals fall back to the app Config, then defaults::.
+struct Options {
+    /// Backend name; empty: NOUS_HTTP_BACKEND, then app config, then "pooled".
+    std::string backend;
+    std::optional<Milliseconds> connect_timeout;
+    /// Idle read timeout: the longest gap between two received bytes.
+    std::optional<Milliseconds> read_timeout;
+    /// Total deadline for the whole call, retries included. None by default.
+    std::optional<Milliseconds> total_timeout;
+    std::optional<int> max_retries;
+    std::optional<std::size_t> max_response_bytes;
+    /// Extra trust anchor (PEM) added to the system CA store.
+    std::string ca_file;
+    /// Skip certificate verification. Explicit, logged, and pooled apart.
+    bool insecure = false;
+    /// SO_RCVBUF set before connect (0: kernel default).
+    int receive_buffer_bytes = 0;
+    /// TCP_NODELAY on the client socket (benchmarks turn it off).
+    bool tcp_nodelay = true;
+    /// Cancellation from another thread; must outlive the call.
+    const CancelToken* cancel = nullptr;
+    /// Tests only: time, sleep and randomness of the retry policy.
+    const RetryHooks* retry_hooks = nullptr;
+};
+
+/// Application-wide configuration: `configure()` in code, or a JSON file named
+/// by NOUS_HTTP_CONFIG with the same keys (code wins over the file).
+struct Config {
+    std::optional<std::string> backend;
+    std::optional<std::string> stream_backend;
+    std::optional<Milliseconds> connect_timeout;
+    std::optional<Milliseconds> read_timeout;
+    std::optional<int> max_retries;
+    std::optional<std::size_t> pool_max_per_origin;
+    std::optional<Milliseconds> pool_idle_timeout;
+};
+
+/// Replace the programmatic app config. Thread-safe.
+void configure(const Config& config);
+/// The programmatic config merged over the NOUS_HTTP_CONFIG file.
+Config current_config();
+
+}  // namespace nous::http

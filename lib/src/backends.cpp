@@ -1,0 +1,151 @@
+#include "backends.hpp"
+
+#include <Poco/Base64Encoder.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "internal.hpp"
+
+namespace nous::http {
+
+namespace {
+
+struct Entry {
+    BackendFactory factory;
+    std::shared_ptr<Backend> instance;
+};
+
+struct Registry {
+    std::mutex mutex;
+    std::map<std::string, Entry> entries;
+    Registry() { entries["pooled"] = Entry{[] { return detail::make_pooled_backend(); }, nullptr}; }
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+/// Built-in backends this build may lack (curl is optional).
+bool known_not_built(const std::string& name) {
+#ifdef NOUS_HAVE_CURL
+    (void)name;
+    return false;
+#else
+    return name == "curl";
+#endif
+}
+
+bool available(const std::string& name) {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    return r.entries.count(name) != 0;
+}
+
+detail::ChainSpec post_chain() {
+    detail::ChainSpec spec{"backend", "NOUS_HTTP_BACKEND", "pooled", current_config().backend, available,
+                           known_not_built};
+    return spec;
+}
+
+}  // namespace
+
+void register_backend(const std::string& name, BackendFactory factory) {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.entries[name] = Entry{std::move(factory), nullptr};
+}
+
+std::vector<std::string> backend_names() {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : r.entries) names.push_back(name);
+    return names;
+}
+
+Result<std::string> resolve_backend_name(const Options& options) {
+    return detail::resolve_chain(post_chain(), options.backend);
+}
+
+namespace detail {
+
+std::string basic_auth(const std::string& userinfo) {
+    std::ostringstream out;
+    Poco::Base64Encoder encoder(out);
+    encoder.rdbuf()->setLineLength(0);
+    encoder << userinfo;
+    encoder.close();
+    return "Basic " + out.str();
+}
+
+Result<std::string> resolve_chain(const ChainSpec& spec, const std::string& per_call) {
+    auto not_built = [&](const std::string& name, const char* where) {
+        warn_once(std::string(spec.kind) + ":not-built:" + name,
+                  std::string(spec.kind) + " '" + name + "' (" + where +
+                      ") is not compiled into this build (rebuild with -DNOUS_WITH_CURL=ON and "
+                      "libcurl4-openssl-dev installed); falling back");
+    };
+    // Where a not-built backend falls back to: app config, then the default.
+    auto fallback = [&](const std::string& skip) -> std::string {
+        if (spec.config_name && *spec.config_name != skip && spec.available(*spec.config_name))
+            return *spec.config_name;
+        return spec.default_name;
+    };
+    if (!per_call.empty()) {
+        if (spec.available(per_call)) return per_call;
+        if (spec.known_not_built(per_call)) {
+            not_built(per_call, "per call");
+            return fallback(per_call);
+        }
+        return Error(ErrorCode::invalid_argument, std::string("unknown ") + spec.kind + " '" + per_call + "'");
+    }
+    if (const char* env = std::getenv(spec.env_var); env && *env) {
+        std::string name = env;
+        if (spec.available(name)) return name;
+        if (spec.known_not_built(name)) {
+            not_built(name, spec.env_var);
+            return fallback(name);
+        }
+        warn_once(std::string(spec.kind) + ":unknown-env:" + name,
+                  std::string(spec.env_var) + "=" + name + " names no " + spec.kind + "; ignored");
+    }
+    if (spec.config_name && !spec.config_name->empty()) {
+        const std::string& name = *spec.config_name;
+        if (spec.available(name)) return name;
+        if (spec.known_not_built(name))
+            not_built(name, "app config");
+        else
+            warn_once(std::string(spec.kind) + ":unknown-config:" + name,
+                      "app config names no " + std::string(spec.kind) + " '" + name + "'; ignored");
+    }
+    return std::string(spec.default_name);
+}
+
+Result<std::shared_ptr<Backend>> backend_for(const Options& options) {
+    auto name = resolve_backend_name(options);
+    if (!name) return name.error();
+    auto& r = registry();
+    BackendFactory factory;
+    {
+        std::lock_guard lock(r.mutex);
+        auto it = r.entries.find(name.value());
+        if (it == r.entries.end())
+            return Error(ErrorCode::backend_unavailable, "backend '" + name.value() + "' vanished");
+        if (it->second.instance) return it->second.instance;
+        factory = it->second.factory;
+    }
+    // Run the factory outside the lock: it may call back into the library.
+    std::shared_ptr<Backend> made = factory ? factory() : nullptr;
+    if (!made) return Error(ErrorCode::backend_unavailable, "backend '" + name.value() + "' could not be created");
+    std::lock_guard lock(r.mutex);
+    auto& entry = r.entries[name.value()];
+    if (!entry.instance) entry.instance = made;
+    return entry.instance;
+}
+
+}  // namespace detail
+}  // namespace nous::http

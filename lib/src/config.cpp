@@ -1,0 +1,117 @@
+// App config: configure() in code, and a JSON file named by NOUS_HTTP_CONFIG.
+
+#include <rapidjson/document.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "settings.hpp"
+
+namespace nous::http {
+
+namespace {
+
+struct ConfigState {
+    std::mutex mutex;
+    Config programmatic;
+    std::map<std::string, Config> files;  ///< parsed file per path (read once)
+};
+ConfigState& state() {
+    static ConfigState s;
+    return s;
+}
+
+Config parse_config_file(const std::string& path) {
+    Config c;
+    std::ifstream in(path);
+    if (!in) {
+        detail::log(LogLevel::error, "NOUS_HTTP_CONFIG: cannot read " + path + "; ignored");
+        return c;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    rapidjson::Document doc;
+    doc.Parse(text.str().c_str());
+    if (doc.HasParseError() || !doc.IsObject()) {
+        detail::log(LogLevel::error, "NOUS_HTTP_CONFIG: " + path + " is not a JSON object; ignored");
+        return c;
+    }
+    auto str = [&](const char* key, std::optional<std::string>& out) {
+        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsString()) out = m->value.GetString();
+    };
+    auto ms = [&](const char* key, std::optional<Milliseconds>& out) {
+        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsUint64())
+            out = Milliseconds(static_cast<long long>(m->value.GetUint64()));
+    };
+    str("backend", c.backend);
+    str("stream_backend", c.stream_backend);
+    ms("connect_timeout_ms", c.connect_timeout);
+    ms("read_timeout_ms", c.read_timeout);
+    ms("pool_idle_timeout_ms", c.pool_idle_timeout);
+    if (auto m = doc.FindMember("max_retries"); m != doc.MemberEnd() && m->value.IsInt()) c.max_retries = m->value.GetInt();
+    if (auto m = doc.FindMember("pool_max_per_origin"); m != doc.MemberEnd() && m->value.IsUint64())
+        c.pool_max_per_origin = static_cast<std::size_t>(m->value.GetUint64());
+    return c;
+}
+
+template <typename T>
+void merge(std::optional<T>& into, const std::optional<T>& over) {
+    if (over) into = over;
+}
+
+}  // namespace
+
+void configure(const Config& config) {
+    std::lock_guard lock(state().mutex);
+    state().programmatic = config;
+}
+
+Config current_config() {
+    auto& s = state();
+    Config result;
+    const char* path = std::getenv("NOUS_HTTP_CONFIG");
+    std::lock_guard lock(s.mutex);
+    if (path && *path) {
+        auto it = s.files.find(path);
+        if (it == s.files.end()) it = s.files.emplace(path, parse_config_file(path)).first;
+        result = it->second;
+    }
+    const Config& code = s.programmatic;
+    merge(result.backend, code.backend);
+    merge(result.stream_backend, code.stream_backend);
+    merge(result.connect_timeout, code.connect_timeout);
+    merge(result.read_timeout, code.read_timeout);
+    merge(result.max_retries, code.max_retries);
+    merge(result.pool_max_per_origin, code.pool_max_per_origin);
+    merge(result.pool_idle_timeout, code.pool_idle_timeout);
+    return result;
+}
+
+namespace detail {
+
+Settings effective_settings(const Options& options) {
+    Config config = current_config();
+    Settings s;
+    s.connect_timeout = options.connect_timeout.value_or(config.connect_timeout.value_or(defaults::connect_timeout));
+    s.read_timeout = options.read_timeout.value_or(config.read_timeout.value_or(defaults::read_timeout));
+    s.max_retries = options.max_retries.value_or(config.max_retries.value_or(defaults::max_retries));
+    s.max_response_bytes = options.max_response_bytes.value_or(defaults::max_response_bytes);
+    s.pool.max_connections = config.pool_max_per_origin.value_or(defaults::pool_max_per_origin);
+    s.pool.idle_timeout = config.pool_idle_timeout.value_or(defaults::pool_idle_timeout);
+    return s;
+}
+
+Deadlines deadlines_for(const Options& options, const Settings& settings) {
+    Deadlines d;
+    auto now = Clock::now();
+    d.connect_by = now + settings.connect_timeout;
+    if (options.total_timeout) d.total_by = now + *options.total_timeout;
+    d.idle = settings.read_timeout;
+    return d;
+}
+
+}  // namespace detail
+}  // namespace nous::http

@@ -1,0 +1,429 @@
+#include "nous/http/mock_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <rapidjson/document.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace nous::http {
+
+std::optional<std::string> MockRequest::header(const std::string& lower_name) const {
+    for (const auto& [k, v] : headers)
+        if (k == lower_name) return v;
+    return std::nullopt;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+}
+
+bool send_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+std::string reason_for(int status) {
+    switch (status) {
+        case 200: return "OK";
+        case 204: return "No Content";
+        case 301: return "Moved Permanently";
+        case 302: return "Found";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 404: return "Not Found";
+        case 408: return "Request Timeout";
+        case 429: return "Too Many Requests";
+        case 500: return "Internal Server Error";
+        case 503: return "Service Unavailable";
+        default: return "Status";
+    }
+}
+
+std::string filler_json(std::size_t total, const char* kind) {
+    // {"object":"<kind>","data":"xxxx..."} padded to exactly `total` bytes.
+    std::string head = std::string("{\"object\":\"") + kind + "\",\"data\":\"";
+    std::string tail = "\"}";
+    std::string out = head;
+    std::size_t pad = total - head.size() - tail.size();
+    out.reserve(total);
+    for (std::size_t i = 0; i < pad; ++i) out += static_cast<char>('a' + (i % 26));
+    out += tail;
+    return out;
+}
+
+std::string chunk_event(std::string_view content, bool json_escape_needed = false) {
+    (void)json_escape_needed;
+    std::string e = "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
+                    "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
+    e += content;
+    e += "\"},\"finish_reason\":null}]}\n\n";
+    return e;
+}
+
+const char* const kWords[] = {"Hello", " from", " the", " nous", "-http", " mock", " server", ".",
+                              " Tokens", " arrive", " one", " by", " one", " as", " requested", "!"};
+
+}  // namespace
+
+struct MockServer::Impl {
+    MockServerOptions options;
+    int listen_fd = -1;
+    std::uint16_t port = 0;
+    std::thread acceptor;
+    std::atomic<bool> stopping{false};
+    std::atomic<std::uint64_t> accepted{0}, served{0};
+
+    mutable std::mutex mutex;  // guards everything below
+    std::condition_variable stop_cv;
+    Handler handler;
+    MockRequest last;
+    struct Conn {
+        int fd;
+        std::thread thread;
+        std::atomic<bool> done{false};
+    };
+    std::list<Conn> connections;
+
+    bool sleep_for(std::chrono::milliseconds d) {
+        std::unique_lock lock(mutex);
+        return !stop_cv.wait_for(lock, d, [&] { return stopping.load(); });
+    }
+
+    void accept_loop() {
+        for (;;) {
+            int fd = ::accept(listen_fd, nullptr, nullptr);
+            if (fd < 0) {
+                if (stopping) return;
+                if (errno == EINTR || errno == ECONNABORTED) continue;
+                if (errno == EMFILE || errno == ENFILE) {
+                    sleep_for(std::chrono::milliseconds(10));
+                    continue;
+                }
+                return;
+            }
+            accepted.fetch_add(1);
+            int flag = options.nagle ? 0 : 1;
+            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &flag, sizeof flag);
+            std::lock_guard lock(mutex);
+            if (stopping) {
+                ::close(fd);
+                return;
+            }
+            // Reap finished connection threads.
+            for (auto it = connections.begin(); it != connections.end();) {
+                if (it->done) {
+                    it->thread.join();
+                    ::close(it->fd);
+                    it = connections.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            auto& conn = connections.emplace_back();
+            conn.fd = fd;
+            conn.thread = std::thread([this, &conn] {
+                serve(conn.fd);
+                ::shutdown(conn.fd, SHUT_RDWR);
+                conn.done = true;
+            });
+        }
+    }
+
+    /// Reads one request; false on EOF, error, idle close or stop.
+    bool read_request(int fd, std::string& buffer, MockRequest& request) {
+        std::size_t head_end;
+        for (;;) {
+            head_end = buffer.find("\r\n\r\n");
+            if (head_end != std::string::npos) break;
+            if (buffer.size() > (1 << 20)) return false;
+            if (options.idle_close.count() > 0 && buffer.empty()) {
+                pollfd p{fd, POLLIN, 0};
+                if (::poll(&p, 1, static_cast<int>(options.idle_close.count())) == 0) return false;
+            }
+            char chunk[16384];
+            ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+            if (n <= 0) return false;
+            buffer.append(chunk, static_cast<std::size_t>(n));
+        }
+        std::string_view head(buffer.data(), head_end);
+        auto line_end = head.find("\r\n");
+        std::string_view request_line = head.substr(0, line_end);
+        auto sp1 = request_line.find(' ');
+        auto sp2 = request_line.rfind(' ');
+        if (sp1 == std::string_view::npos || sp2 == sp1) return false;
+        request.method = std::string(request_line.substr(0, sp1));
+        request.target = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
+        request.headers.clear();
+        std::size_t content_length = 0;
+        std::string_view rest = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
+        while (!rest.empty()) {
+            auto eol = rest.find("\r\n");
+            std::string_view line = rest.substr(0, eol);
+            rest = eol == std::string_view::npos ? "" : rest.substr(eol + 2);
+            auto colon = line.find(':');
+            if (colon == std::string_view::npos) continue;
+            std::string name = lower(std::string(line.substr(0, colon)));
+            std::string_view value = line.substr(colon + 1);
+            while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+            if (name == "content-length") std::from_chars(value.data(), value.data() + value.size(), content_length);
+            request.headers.emplace_back(std::move(name), std::string(value));
+        }
+        std::size_t body_start = head_end + 4;
+        while (buffer.size() < body_start + content_length) {
+            char chunk[65536];
+            ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+            if (n <= 0) return false;
+            buffer.append(chunk, static_cast<std::size_t>(n));
+        }
+        request.body = buffer.substr(body_start, content_length);
+        buffer.erase(0, body_start + content_length);
+        return true;
+    }
+
+    bool write_response(int fd, const MockResponse& response) {
+        std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + reason_for(response.status) + "\r\n";
+        bool has_type = false;
+        for (const auto& [k, v] : response.headers) {
+            head += k + ": " + v + "\r\n";
+            if (lower(k) == "content-type") has_type = true;
+        }
+        if (!has_type) head += "Content-Type: application/json\r\n";
+        bool no_body = response.status == 204 || response.status == 304 || response.status < 200;
+        if (!no_body) head += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
+        head += "\r\n";
+        if (options.nagle) {
+            // Two writes with Nagle on: the body waits for the client's ACK of the head.
+            if (!send_all(fd, head)) return false;
+            return no_body || send_all(fd, response.body);
+        }
+        if (response.body.size() <= 64 * 1024 || no_body) {
+            if (!no_body) head += response.body;
+            return send_all(fd, head);
+        }
+        return send_all(fd, head) && send_all(fd, response.body);
+    }
+
+    bool write_chunk(int fd, std::string_view data) {
+        char size[32];
+        int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+        std::string frame;
+        frame.reserve(data.size() + 40);
+        frame.append(size, static_cast<std::size_t>(n));
+        frame.append(data);
+        frame += "\r\n";
+        return send_all(fd, frame);
+    }
+
+    bool stream_completion(int fd) {
+        std::string head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n";
+        if (!send_all(fd, head)) return false;
+        if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency)) return false;
+        auto gap = options.tokens_per_second > 0
+                       ? std::chrono::milliseconds(static_cast<long long>(1000.0 / options.tokens_per_second))
+                       : std::chrono::milliseconds(0);
+        for (int i = 0; i < options.stream_tokens; ++i) {
+            if (i > 0 && gap.count() > 0 && !sleep_for(gap)) return false;
+            if (!write_chunk(fd, chunk_event(kWords[i % 16]))) return false;
+        }
+        std::string last =
+            "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
+            "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+            "data: [DONE]\n\n";
+        return write_chunk(fd, last) && send_all(fd, "0\r\n\r\n");
+    }
+
+    bool firehose(int fd) {
+        std::string head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+        if (!send_all(fd, head)) return false;
+        std::uint64_t sent = 0;
+        std::uint64_t token = 0;
+        std::string batch;
+        while (sent < options.firehose_bytes && !stopping) {
+            batch.clear();
+            while (batch.size() < 64 * 1024) {
+                char word[16];
+                std::snprintf(word, sizeof word, "tok%07llu ", static_cast<unsigned long long>(token++));
+                batch += chunk_event(word);
+            }
+            if (!write_chunk(fd, batch)) return false;
+            sent += batch.size();
+        }
+        return write_chunk(fd, "data: [DONE]\n\n") && send_all(fd, "0\r\n\r\n");
+    }
+
+    MockResponse completion(const MockRequest& request, bool& stream) {
+        rapidjson::Document doc;
+        doc.Parse(request.body.c_str(), request.body.size());
+        MockResponse r;
+        if (doc.HasParseError() || !doc.IsObject()) {
+            r.status = 400;
+            r.body = R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
+            return r;
+        }
+        auto s = doc.FindMember("stream");
+        stream = s != doc.MemberEnd() && s->value.IsBool() && s->value.GetBool();
+        std::string model = "mock-1";
+        if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString()) model = m->value.GetString();
+        std::string content;
+        for (int i = 0; i < options.stream_tokens; ++i) content += kWords[i % 16];
+        r.body = R"({"id":"chatcmpl-mock","object":"chat.completion","created":1700000000,"model":")" + model +
+                 R"(","choices":[{"index":0,"message":{"role":"assistant","content":")" + content +
+                 R"("},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":)" +
+                 std::to_string(options.stream_tokens) + R"(,"total_tokens":)" +
+                 std::to_string(options.stream_tokens + 1) + "}}";
+        return r;
+    }
+
+    void serve(int fd) {
+        std::string buffer;
+        MockRequest request;
+        while (!stopping && read_request(fd, buffer, request)) {
+            served.fetch_add(1);
+            Handler h;
+            {
+                std::lock_guard lock(mutex);
+                last = request;
+                h = handler;
+            }
+            MockResponse response;
+            bool ok = true;
+            const std::string route = request.target.substr(0, request.target.find('?'));
+            if (h && h(request, response)) {
+                ok = write_response(fd, response);
+            } else if (route == "/v1/chat/completions" && request.method == "POST") {
+                bool stream = false;
+                response = completion(request, stream);
+                ok = (stream && response.status == 200) ? stream_completion(fd) : write_response(fd, response);
+            } else if (route == "/v1/models") {
+                response.body = R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
+                ok = write_response(fd, response);
+            } else if (route == "/small") {
+                response.body = small_body();
+                ok = write_response(fd, response);
+            } else if (route == "/large") {
+                response.body = large_body();
+                ok = write_response(fd, response);
+            } else if (route == "/sse100m") {
+                ok = firehose(fd);
+            } else if (route == "/echo") {
+                response.body = request.body;
+                if (auto t = request.header("content-type")) response.headers.emplace_back("Content-Type", *t);
+                ok = write_response(fd, response);
+            } else {
+                response.status = 404;
+                response.body = R"({"error":{"message":"no such route","type":"not_found"}})";
+                ok = write_response(fd, response);
+            }
+            auto connection = request.header("connection");
+            if (!ok || (connection && lower(*connection) == "close")) break;
+        }
+    }
+};
+
+MockServer::MockServer(MockServerOptions options) : impl_(std::make_unique<Impl>()) {
+    impl_->options = std::move(options);
+}
+
+MockServer::~MockServer() { stop(); }
+
+void MockServer::start() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("mock server: socket() failed");
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(impl_->options.port);
+    if (::inet_pton(AF_INET, impl_->options.bind_address.c_str(), &addr.sin_addr) != 1) {
+        ::close(fd);
+        throw std::runtime_error("mock server: bad bind address " + impl_->options.bind_address);
+    }
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 512) != 0) {
+        std::string why = std::strerror(errno);
+        ::close(fd);
+        throw std::runtime_error("mock server: cannot listen on " + impl_->options.bind_address + ":" +
+                                 std::to_string(impl_->options.port) + ": " + why);
+    }
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    impl_->listen_fd = fd;
+    impl_->port = ntohs(addr.sin_port);
+    impl_->acceptor = std::thread([this] { impl_->accept_loop(); });
+}
+
+void MockServer::stop() {
+    if (!impl_ || impl_->listen_fd < 0) return;
+    {
+        std::lock_guard lock(impl_->mutex);
+        impl_->stopping = true;
+        impl_->stop_cv.notify_all();
+        for (auto& c : impl_->connections) ::shutdown(c.fd, SHUT_RDWR);
+    }
+    ::shutdown(impl_->listen_fd, SHUT_RDWR);
+    if (impl_->acceptor.joinable()) impl_->acceptor.join();
+    ::close(impl_->listen_fd);
+    impl_->listen_fd = -1;
+    std::list<Impl::Conn> connections;
+    {
+        std::lock_guard lock(impl_->mutex);
+        connections.swap(impl_->connections);
+    }
+    for (auto& c : connections) {
+        c.thread.join();
+        ::close(c.fd);
+    }
+}
+
+std::uint16_t MockServer::port() const noexcept { return impl_->port; }
+std::string MockServer::base_url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+
+void MockServer::set_handler(Handler handler) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->handler = std::move(handler);
+}
+
+std::uint64_t MockServer::connections_accepted() const noexcept { return impl_->accepted.load(); }
+std::uint64_t MockServer::requests_served() const noexcept { return impl_->served.load(); }
+
+MockRequest MockServer::last_request() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->last;
+}
+
+std::string MockServer::small_body() {
+    static const std::string body = filler_json(1024, "small");
+    return body;
+}
+
+std::string MockServer::large_body() {
+    static const std::string body = filler_json(256 * 1024, "large");
+    return body;
+}
+
+}  // namespace nous::http

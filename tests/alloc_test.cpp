@@ -1,0 +1,42 @@
+// One allocation for a Content-Length body: socket reads land straight in a
+// buffer reserved from Content-Length (counted with a replaced operator new).
+
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "nous/http/client.hpp"
+#include "nous/http/mock_server.hpp"
+
+namespace {
+thread_local bool counting = false;  // only the calling thread's allocations
+std::atomic<std::size_t> threshold{0};
+std::atomic<int> big_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+    if (counting && size >= threshold.load(std::memory_order_relaxed))
+        big_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(size ? size : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+TEST_CASE("a 256 KiB Content-Length body costs exactly one body-sized allocation") {
+    using namespace nous::http;
+    MockServer server;
+    server.start();
+    REQUIRE(post(server.base_url() + "/large", "{}").ok());  // warm: connection and pool exist
+    threshold = 256 * 1024;
+    big_allocations = 0;
+    counting = true;
+    auto r = post(server.base_url() + "/large", "{}");
+    counting = false;
+    REQUIRE(r.ok());
+    CHECK(r->body.size() == 256 * 1024);
+    CHECK(r->body == MockServer::large_body());
+    // Only this thread's allocations count: the in-process server allocates too.
+    CHECK(big_allocations == 1);
+}

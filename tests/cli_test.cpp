@@ -1,0 +1,194 @@
+// nouscli end to end: the exact interface and exit codes of DESIGN.md.
+
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "fault_server.hpp"
+#include "nous/http/mock_server.hpp"
+
+using namespace nous::http;
+using namespace nous::test;
+
+namespace {
+
+struct Run {
+    int code = -1;
+    std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Runs nouscli with `args` (each quoted), optional stdin text, through /bin/sh.
+Run nouscli(const std::vector<std::string>& args, const std::string& stdin_text = "") {
+    static std::atomic<int> counter{0};
+    std::string base = "/tmp/nouscli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    std::string cmd = quote(NOUSCLI_PATH);
+    for (auto& a : args) cmd += " " + quote(a);
+    std::ofstream(base + ".in") << stdin_text;
+    cmd += " < " + base + ".in > " + base + ".out 2> " + base + ".err";
+    int status = std::system(cmd.c_str());
+    Run r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(base + ".out");
+    r.err = slurp(base + ".err");
+    std::remove((base + ".in").c_str());
+    std::remove((base + ".out").c_str());
+    std::remove((base + ".err").c_str());
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("nouscli post prints the body byte-exact and exits 0") {
+    MockServer server;
+    server.start();
+    auto r = nouscli({"post", server.base_url() + "/large", "-d", "{}"});
+    CHECK(r.code == 0);
+    CHECK(r.out == MockServer::large_body());
+}
+
+TEST_CASE("nouscli -d @FILE and @- read the body; Content-Type defaults to JSON and -H replaces it") {
+    MockServer server;
+    server.start();
+    std::string path = "/tmp/nouscli-body-" + std::to_string(::getpid());
+    std::ofstream(path) << R"({"from":"file"})";
+    auto a = nouscli({"post", server.base_url() + "/echo", "-d", "@" + path});
+    CHECK(a.code == 0);
+    CHECK(a.out == R"({"from":"file"})");
+    CHECK(server.last_request().header("content-type") == std::optional<std::string>("application/json"));
+    auto b = nouscli({"post", server.base_url() + "/echo", "-d", "@-", "-H", "Content-Type: text/plain"}, "from stdin");
+    CHECK(b.code == 0);
+    CHECK(b.out == "from stdin");
+    CHECK(server.last_request().header("content-type") == std::optional<std::string>("text/plain"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("nouscli exit codes: 5 for >= 400 with the body, 0 for a 3xx, 3 refused, 4 timeout") {
+    MockServer server;
+    server.set_handler([](const MockRequest& req, MockResponse& res) {
+        if (req.target == "/redirect") {
+            res.status = 302;
+            res.headers = {{"Location", "http://example.com/"}};
+            res.body = "moved";
+            return true;
+        }
+        return false;
+    });
+    server.start();
+    auto missing = nouscli({"post", server.base_url() + "/nope", "-d", "{}"});
+    CHECK(missing.code == 5);
+    CHECK(missing.out.find("no such route") != std::string::npos);
+    auto redirect = nouscli({"post", server.base_url() + "/redirect", "-d", "{}"});
+    CHECK(redirect.code == 0);
+    CHECK(redirect.out == "moved");
+    CHECK(nouscli({"post", "http://127.0.0.1:1/x"}).code == 3);
+
+    FaultServer silent([](Peer& peer, std::uint64_t) {
+        if (peer.read_request()) peer.stall();
+    });
+    CHECK(nouscli({"post", silent.url(), "--timeout-ms", "200"}).code == 4);
+}
+
+TEST_CASE("nouscli: a truncated or malformed response exits 3") {
+    FaultServer cut([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort");
+        peer.close_write();
+    });
+    CHECK(nouscli({"post", cut.url()}).code == 3);
+}
+
+TEST_CASE("nouscli: a bad header or URL exits 2 before any connection is opened") {
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        while (peer.read_request()) peer.send(ok_response("ok"));
+    });
+    CHECK(nouscli({"post", server.url(), "-H", std::string("X-A: v\r\nX-Evil: 1")}).code == 2);
+    CHECK(nouscli({"post", server.url(), "-H", "no colon"}).code == 2);
+    CHECK(nouscli({"post", "ftp://127.0.0.1/x"}).code == 2);
+    CHECK(nouscli({"post"}).code == 2);
+    CHECK(nouscli({"post", server.url(), "--no-such-option"}).code == 2);
+    CHECK(nouscli({"post", server.url(), "--backend", "no.such"}).code == 2);
+    CHECK(server.connections() == 0);
+}
+
+TEST_CASE("nouscli -v shows timings and headers, with secrets redacted") {
+    MockServer server;
+    server.start();
+    auto r = nouscli({"post", server.base_url() + "/small?key=URLSECRET", "-v", "-H", "Authorization: Bearer sk-SECRET",
+                      "-H", "x-goog-api-key: GSECRET", "-H", "X-Trace: visible-value"});
+    CHECK(r.code == 0);
+    CHECK(r.err.find("Authorization: [REDACTED]") != std::string::npos);
+    CHECK(r.err.find("x-goog-api-key: [REDACTED]") != std::string::npos);
+    CHECK(r.err.find("X-Trace: visible-value") != std::string::npos);
+    CHECK(r.err.find("key=[REDACTED]") != std::string::npos);
+    CHECK(r.err.find("SECRET") == std::string::npos);
+    CHECK(r.err.find("first byte") != std::string::npos);
+    CHECK(r.err.find("HTTP/1.1 200") != std::string::npos);
+}
+
+TEST_CASE("nouscli -i prints the status line and headers to stderr and -o writes the body to a file") {
+    MockServer server;
+    server.start();
+    std::string path = "/tmp/nouscli-out-" + std::to_string(::getpid());
+    auto r = nouscli({"post", server.base_url() + "/small", "-i", "-o", path});
+    CHECK(r.code == 0);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(slurp(path) == MockServer::small_body());
+    std::remove(path.c_str());
+}
+
+TEST_CASE("nouscli: a closed stdout exits 0 quietly") {
+    MockServer server;
+    server.start();
+    std::string cmd = "bash -c " + quote("set -o pipefail; " + quote(NOUSCLI_PATH) + " post " + server.base_url() +
+                                         "/large | head -c 10 > /dev/null");
+    int status = std::system(cmd.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("nouscli --stream is a clear usage error until streaming lands") {
+    auto r = nouscli({"post", "http://127.0.0.1:1/x", "--stream"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--stream") != std::string::npos);
+}
+
+TEST_CASE("nouscli mock-server serves completions on the port it prints") {
+    std::string log = "/tmp/nouscli-mock-" + std::to_string(::getpid());
+    std::string cmd = quote(NOUSCLI_PATH) + " mock-server --port 0 > " + log + " 2>&1 & echo $!";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    int pid = 0;
+    REQUIRE(std::fscanf(p, "%d", &pid) == 1);
+    ::pclose(p);
+    std::string url;
+    REQUIRE(wait_until([&] {
+        std::string text = slurp(log);
+        auto at = text.find("http://");
+        if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
+        url = text.substr(at, text.find('\n', at) - at);
+        return true;
+    }));
+    auto r = nouscli({"post", url + "/v1/chat/completions", "-d", R"({"model":"m","messages":[]})"});
+    ::kill(pid, SIGTERM);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("chat.completion") != std::string::npos);
+    std::remove(log.c_str());
+}

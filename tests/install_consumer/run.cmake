@@ -1,0 +1,23 @@
+# Installs the build tree into a scratch prefix, then builds and runs a consumer
+# project that only knows find_package(nous_http).
+set(prefix "${WORK_DIR}/prefix")
+file(REMOVE_RECURSE "${WORK_DIR}")
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+endfunction()
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+if(NOT EXISTS "${prefix}/bin/nouscli" OR NOT EXISTS "${prefix}/include/nous/http/client.hpp")
+  message(FATAL_ERROR "install tree lacks nouscli or the headers")
+endif()
+set(flags "")
+if(SANITIZE)
+  set(flags "-DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE}")
+endif()
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install_consumer" -B "${WORK_DIR}/build"
+    "-DCMAKE_PREFIX_PATH=${prefix}" ${flags})
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run("${WORK_DIR}/build/consumer")
+message(STATUS "consumer built against ${prefix} and ran")

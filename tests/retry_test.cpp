@@ -1,0 +1,181 @@
+// The retry policy, with injected clock, sleeper and randomness so that the
+// exact delays asked for are asserted (no test waits for real).
+
+#include <catch2/catch.hpp>
+#include <mutex>
+
+#include "exchange.hpp"
+#include "nous/http/client.hpp"
+#include "nous/http/mock_server.hpp"
+#include "retry.hpp"
+
+using namespace nous::http;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct FakeTime {
+    std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+    std::vector<Milliseconds> sleeps;
+    RetryHooks hooks() {
+        RetryHooks h;
+        h.now = [this] { return now; };
+        h.sleep = [this](Milliseconds d) {
+            sleeps.push_back(d);
+            now += d;
+        };
+        h.random = [] { return 0.5; };
+        return h;
+    }
+};
+
+/// Answers with the scripted statuses in order, then 200.
+struct ScriptedServer {
+    MockServer server;
+    std::mutex mutex;
+    std::vector<MockResponse> script;
+    std::size_t next = 0;
+    std::size_t seen = 0;
+    explicit ScriptedServer(std::vector<MockResponse> s) : script(std::move(s)) {
+        server.set_handler([this](const MockRequest&, MockResponse& r) {
+            std::lock_guard lock(mutex);
+            ++seen;
+            if (next < script.size()) {
+                r = script[next++];
+            } else {
+                r.body = R"({"ok":true})";
+            }
+            return true;
+        });
+        server.start();
+    }
+};
+
+MockResponse status(int code, std::vector<std::pair<std::string, std::string>> headers = {}, std::string body = "{}") {
+    MockResponse r;
+    r.status = code;
+    r.headers = std::move(headers);
+    r.body = std::move(body);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("backoff is 0.5 s * 2^n capped at 8 s with jitter in (0.75, 1]") {
+    using detail::backoff_delay;
+    CHECK(backoff_delay(0, 0.0) == 500ms);
+    CHECK(backoff_delay(0, 0.5) == 437ms);
+    CHECK(backoff_delay(1, 0.0) == 1000ms);
+    CHECK(backoff_delay(3, 0.0) == 4000ms);
+    CHECK(backoff_delay(4, 0.0) == 8000ms);
+    CHECK(backoff_delay(9, 0.0) == 8000ms);
+    CHECK(backoff_delay(9, 0.999) > 6000ms);
+}
+
+TEST_CASE("retry hints: retry-after-ms, Retry-After seconds and HTTP-date, Google RetryInfo") {
+    using detail::parse_retry_hint;
+    CHECK(parse_retry_hint({{"retry-after", "42"}}, "") == Milliseconds(42000));
+    CHECK(parse_retry_hint({{"retry-after", "1.5"}}, "") == Milliseconds(1500));
+    CHECK(parse_retry_hint({{"retry-after-ms", "250"}, {"retry-after", "9"}}, "") == Milliseconds(250));
+    CHECK(parse_retry_hint({}, R"({"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}})") ==
+          Milliseconds(7000));
+    CHECK(parse_retry_hint({}, R"([{"error":{"details":[{"retryDelay":"1.500s"}]}}])") == Milliseconds(1500));
+    CHECK_FALSE(parse_retry_hint({{"retry-after", "soon"}}, "not json").has_value());
+    CHECK(parse_retry_hint({{"retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"}}, "") == Milliseconds(0));
+    // A date 30 s ahead parses to about 30 s.
+    std::time_t ahead = std::time(nullptr) + 30;
+    char date[64];
+    std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", std::gmtime(&ahead));
+    auto hint = parse_retry_hint({{"retry-after", date}}, "");
+    REQUIRE(hint.has_value());
+    CHECK(*hint > 28s);
+    CHECK(*hint <= 30s);
+}
+
+TEST_CASE("429 with Retry-After then 200 succeeds after exactly the hinted delay") {
+    ScriptedServer s({status(429, {{"Retry-After", "2"}}, R"({"error":{"message":"slow down"}})")});
+    FakeTime time;
+    RetryHooks hooks = time.hooks();
+    Options o;
+    o.retry_hooks = &hooks;
+    auto r = post(s.server.base_url() + "/v1/chat/completions", "{}", {}, o);
+    REQUIRE(r.ok());
+    CHECK(r->body == R"({"ok":true})");
+    CHECK(time.sleeps == std::vector<Milliseconds>{2000ms});
+    CHECK(s.seen == 2);
+}
+
+TEST_CASE("5xx without a hint backs off exponentially, then gives up after max_retries") {
+    ScriptedServer s({status(503), status(502), status(500), status(500)});
+    FakeTime time;
+    RetryHooks hooks = time.hooks();
+    Options o;
+    o.retry_hooks = &hooks;
+    auto r = post(s.server.base_url() + "/x", "{}", {}, o);  // default max_retries = 2
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::http_status);
+    CHECK(r.error().status == 500);
+    CHECK(time.sleeps == std::vector<Milliseconds>{437ms, 875ms});
+    CHECK(s.seen == 3);
+}
+
+TEST_CASE("a hint longer than 60 s returns the error at once with retry_after set") {
+    ScriptedServer s({status(429, {{"retry-after", "120"}})});
+    FakeTime time;
+    RetryHooks hooks = time.hooks();
+    Options o;
+    o.retry_hooks = &hooks;
+    auto r = post(s.server.base_url() + "/x", "{}", {}, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().status == 429);
+    CHECK(r.error().retry_after == Milliseconds(120000));
+    CHECK(time.sleeps.empty());
+    CHECK(s.seen == 1);
+}
+
+TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries 0") {
+    FakeTime time;
+    RetryHooks hooks = time.hooks();
+    {
+        ScriptedServer s({status(429, {{"retry-after", "5"}})});
+        Options o;
+        o.retry_hooks = &hooks;
+        o.total_timeout = 3000ms;
+        auto r = post(s.server.base_url() + "/x", "{}", {}, o);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 429);
+        CHECK(s.seen == 1);
+    }
+    {
+        ScriptedServer s({status(400, {}, R"({"error":{"message":"bad"}})")});
+        Options o;
+        o.retry_hooks = &hooks;
+        auto r = post(s.server.base_url() + "/x", "{}", {}, o);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 400);
+        CHECK(r.error().body == R"({"error":{"message":"bad"}})");
+        CHECK(s.seen == 1);
+    }
+    {
+        ScriptedServer s({status(503)});
+        Options o;
+        o.retry_hooks = &hooks;
+        o.max_retries = 0;
+        auto r = post(s.server.base_url() + "/x", "{}", {}, o);
+        CHECK_FALSE(r.ok());
+        CHECK(s.seen == 1);
+    }
+    CHECK(time.sleeps.empty());
+}
+
+TEST_CASE("connection refused is retried max_retries times") {
+    FakeTime time;
+    RetryHooks hooks = time.hooks();
+    Options o;
+    o.retry_hooks = &hooks;
+    o.max_retries = 3;
+    auto r = post("http://127.0.0.1:1/x", "{}", {}, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::connect_failed);
+    CHECK(time.sleeps == std::vector<Milliseconds>{437ms, 875ms, 1750ms});
+}

@@ -1,0 +1,146 @@
+#include "tls_fixture.hpp"
+
+#include <Poco/Net/Context.h>
+#include <Poco/Net/NetException.h>
+#include <Poco/Net/SecureServerSocket.h>
+#include <Poco/Net/SecureStreamSocket.h>
+#include <Poco/Net/SocketAddress.h>
+#include <openssl/ssl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+#include "fault_server.hpp"
+
+namespace nous::test {
+
+namespace {
+
+void run(const std::string& command) {
+    std::string full = command + " >/dev/null 2>&1";
+    if (std::system(full.c_str()) != 0) throw std::runtime_error("test PKI command failed: " + command);
+}
+
+void make_leaf(const std::string& dir, const std::string& name, const std::string& san, const std::string& ca) {
+    std::ofstream(dir + "/" + name + ".ext") << "subjectAltName=" << san << "\nbasicConstraints=CA:FALSE\n";
+    run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/" + name +
+        ".key -out " + dir + "/" + name + ".csr -subj /CN=" + name);
+    run("openssl x509 -req -in " + dir + "/" + name + ".csr -CA " + dir + "/" + ca + ".pem -CAkey " + dir + "/" + ca +
+        ".key -CAcreateserial -out " + dir + "/" + name + ".pem -days 2 -extfile " + dir + "/" + name + ".ext");
+}
+
+void make_ca(const std::string& dir, const std::string& name) {
+    run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/" + name +
+        ".key -out " + dir + "/" + name + ".pem -days 2 -subj /CN=" + name +
+        " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
+}
+
+TestPki build_pki() {
+    char tmpl[] = "/tmp/nous-pki-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    TestPki pki;
+    pki.dir = tmpl;
+    make_ca(pki.dir, "testca");
+    make_ca(pki.dir, "rogueca");
+    make_leaf(pki.dir, "localhost", "DNS:localhost", "testca");
+    make_leaf(pki.dir, "ip", "IP:127.0.0.1", "testca");
+    make_leaf(pki.dir, "wrong", "DNS:wrong.example", "testca");
+    make_leaf(pki.dir, "rogue", "DNS:localhost", "rogueca");
+    pki.ca_cert = pki.dir + "/testca.pem";
+    auto leaf = [&](const char* n, std::string& cert, std::string& key) {
+        cert = pki.dir + "/" + n + ".pem";
+        key = pki.dir + "/" + n + ".key";
+    };
+    leaf("localhost", pki.localhost_cert, pki.localhost_key);
+    leaf("ip", pki.ip_cert, pki.ip_key);
+    leaf("wrong", pki.wrong_name_cert, pki.wrong_name_key);
+    leaf("rogue", pki.rogue_cert, pki.rogue_key);
+    return pki;
+}
+
+}  // namespace
+
+const TestPki& test_pki() {
+    static const TestPki pki = build_pki();
+    return pki;
+}
+
+struct TlsServer::Impl {
+    Poco::Net::Context::Ptr context;
+    std::optional<Poco::Net::SecureServerSocket> listener;
+    std::thread acceptor;
+    std::atomic<bool> stopping{false};
+    std::mutex mutex;
+    std::list<std::pair<Poco::Net::StreamSocket, std::thread>> connections;
+};
+
+TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file) : impl_(std::make_unique<Impl>()) {
+    Poco::Net::Context::Params params;
+    params.privateKeyFile = key_file;
+    params.certificateFile = cert_file;
+    params.verificationMode = Poco::Net::Context::VERIFY_NONE;
+    params.loadDefaultCAs = false;
+    impl_->context = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, params);
+    impl_->context->enableSessionCache(true, "nous-test");
+    // TLS 1.3 tickets let the client resume.
+    SSL_CTX_set_num_tickets(impl_->context->sslContext(), 2);
+    impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
+    port_ = impl_->listener->address().port();
+    impl_->acceptor = std::thread([this] {
+        for (;;) {
+            Poco::Net::StreamSocket socket;
+            try {
+                socket = impl_->listener->acceptConnection();
+            } catch (...) {
+                if (impl_->stopping) return;
+                continue;  // a failed handshake from a rejecting client
+            }
+            if (impl_->stopping) return;
+            accepted_.fetch_add(1);
+            std::lock_guard lock(impl_->mutex);
+            impl_->connections.emplace_back(socket, std::thread([this, socket]() mutable {
+                Poco::Net::SecureStreamSocket secure(socket);
+                std::string buffer;
+                try {
+                    secure.completeHandshake();
+                    if (secure.sessionWasReused()) resumed_.fetch_add(1);
+                    for (;;) {
+                        char chunk[16384];
+                        int n = secure.receiveBytes(chunk, sizeof chunk);
+                        if (n <= 0) return;
+                        buffer.append(chunk, static_cast<std::size_t>(n));
+                        auto end = buffer.find("\r\n\r\n");
+                        if (end == std::string::npos) continue;
+                        // Requests in these tests carry small bodies that arrive with the head.
+                        buffer.clear();
+                        std::string response = ok_response("tls-ok");
+                        secure.sendBytes(response.data(), static_cast<int>(response.size()));
+                    }
+                } catch (...) {
+                }
+            }));
+        }
+    });
+}
+
+TlsServer::~TlsServer() {
+    impl_->stopping = true;
+    // Wake accept() with a throwaway connection, then close the listener.
+    try {
+        Poco::Net::StreamSocket wake;
+        wake.connect(Poco::Net::SocketAddress("127.0.0.1", port_));
+    } catch (...) {
+    }
+    impl_->acceptor.join();
+    impl_->listener->close();
+    std::lock_guard lock(impl_->mutex);
+    for (auto& [socket, thread] : impl_->connections) {
+        ::shutdown(socket.impl()->sockfd(), SHUT_RDWR);
+        thread.join();
+    }
+}
+
+}  // namespace nous::test

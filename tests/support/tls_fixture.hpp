@@ -1,0 +1,43 @@
+#pragma once
+// Test PKI made with the openssl CLI in a temporary folder, and a loopback
+// TLS HTTP server (POCO SecureServerSocket) that answers every request.
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace nous::test {
+
+struct TestPki {
+    std::string dir;
+    std::string ca_cert;            ///< trusted test CA
+    std::string localhost_cert, localhost_key;    ///< CN/SAN localhost, by the CA
+    std::string ip_cert, ip_key;                  ///< SAN IP:127.0.0.1, by the CA
+    std::string wrong_name_cert, wrong_name_key;  ///< SAN wrong.example, by the CA
+    std::string rogue_cert, rogue_key;            ///< SAN localhost, by an untrusted CA
+};
+
+/// Generated once per test process.
+const TestPki& test_pki();
+
+class TlsServer {
+public:
+    TlsServer(const std::string& cert_file, const std::string& key_file);
+    ~TlsServer();
+    std::uint16_t port() const { return port_; }
+    std::uint64_t connections() const { return accepted_.load(); }
+    std::uint64_t handshakes_resumed() const { return resumed_.load(); }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    std::uint16_t port_ = 0;
+    std::atomic<std::uint64_t> accepted_{0};
+    std::atomic<std::uint64_t> resumed_{0};
+};
+
+}  // namespace nous::test

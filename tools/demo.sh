@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make demo: start the built-in mock LLM server on loopback, post a chat
+# completion to it with nouscli, print the reply, stop the server.
+set -euo pipefail
+nouscli=${1:-build/tools/nouscli}
+log=$(mktemp)
+"$nouscli" mock-server --port 0 >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+for _ in $(seq 1 100); do
+  grep -q 'listening on' "$log" && break
+  sleep 0.05
+done
+base=$(grep -o 'http://[0-9.:]*' "$log")
+echo "mock server: $base"
+echo "\$ nouscli post $base/v1/chat/completions -d '{\"model\":\"mock-1\",\"messages\":[...]}'"
+"$nouscli" post "$base/v1/chat/completions" \
+  -H 'Authorization: Bearer sk-demo' \
+  -d '{"model":"mock-1","messages":[{"role":"user","content":"Say hello"}]}'
+echo

@@ -1,0 +1,257 @@
+// nouscli: the command-line face of nous-http. Interface and exit codes are a
+// contract (DESIGN.md, "nouscli contract"): tests outside the project use them.
+
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+#include "headers.hpp"  // redaction shared with the library
+#include "nous/http/client.hpp"
+#include "nous/http/mock_server.hpp"
+#include "url.hpp"
+
+namespace po = boost::program_options;
+using namespace nous::http;
+
+namespace {
+
+enum Exit { ok = 0, usage = 2, connection = 3, timeout = 4, http_error = 5, stream_error = 6 };
+
+int exit_code_for(const Error& e) {
+    switch (e.code) {
+        case ErrorCode::invalid_argument: return usage;
+        case ErrorCode::dns_failed:
+        case ErrorCode::connect_failed:
+        case ErrorCode::tls_failed:
+        case ErrorCode::truncated:
+        case ErrorCode::protocol:
+        case ErrorCode::too_large:
+        case ErrorCode::backend_unavailable:
+        case ErrorCode::cancelled: return connection;
+        case ErrorCode::timeout_connect:
+        case ErrorCode::timeout_read:
+        case ErrorCode::timeout_total:
+        case ErrorCode::pool_timeout: return timeout;
+        case ErrorCode::http_status: return e.status >= 400 ? http_error : ok;
+        case ErrorCode::backpressure_overflow:
+        case ErrorCode::buffer_overflow:
+        case ErrorCode::saturated: return stream_error;
+    }
+    return connection;
+}
+
+int usage_error(const std::string& message) {
+    std::cerr << "nouscli: " << message << "\n(see nouscli post --help)\n";
+    return usage;
+}
+
+/// Writes all of `data`; false when stdout is closed (EPIPE): the caller exits 0 quietly.
+bool write_out(std::FILE* out, std::string_view data) {
+    if (!data.empty() && std::fwrite(data.data(), 1, data.size(), out) != data.size()) return false;
+    return std::fflush(out) == 0;
+}
+
+void print_head(int status, const Headers& headers, const std::string& version) {
+    std::cerr << (version.empty() ? "HTTP/1.1" : version) << " " << status << "\r\n";
+    for (const auto& [k, v] : headers) std::cerr << k << ": " << v << "\r\n";
+    std::cerr << "\r\n";
+}
+
+bool read_data_argument(const std::string& arg, std::string& body, std::string& error) {
+    if (arg.empty() || arg[0] != '@') {
+        body = arg;
+        return true;
+    }
+    std::string path = arg.substr(1);
+    if (path == "-") {
+        body.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        return true;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        error = "cannot read " + path;
+        return false;
+    }
+    body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return true;
+}
+
+int cmd_post(int argc, char** argv) {
+    po::options_description desc("nouscli post URL [options]");
+    std::vector<std::string> header_args;
+    std::string data, format = "data", backend, stream_backend, output, cacert;
+    long long connect_ms = -1, timeout_ms = -1, max_wait_ms = -1;
+    int retry = 0;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("data,d", po::value(&data), "request body; @FILE reads a file, @- reads stdin")
+        ("header,H", po::value(&header_args)->composing(), "extra request header 'K: V' (repeatable)")
+        ("stream", "read the response as a stream and print items as they arrive")
+        ("format", po::value(&format), "with --stream: data|jsonl|raw")
+        ("backend", po::value(&backend), "post backend (pooled, curl, or a registered name)")
+        ("stream-backend", po::value(&stream_backend), "stream backend (window, pull)")
+        ("connect-timeout-ms", po::value(&connect_ms), "connect timeout (resolution, TCP, TLS)")
+        ("timeout-ms", po::value(&timeout_ms), "idle read timeout, waiting for the headers included")
+        ("max-wait-ms", po::value(&max_wait_ms), "backpressure max park (streams)")
+        ("retry", po::value(&retry), "retries on connect failures and 408/409/429/5xx (default 0)")
+        ("output,o", po::value(&output), "write the body to FILE")
+        ("include,i", "status line and headers to stderr")
+        ("verbose,v", "timings and request headers (secrets redacted) to stderr")
+        ("insecure", "do not verify the server certificate")
+        ("cacert", po::value(&cacert), "trust this CA (PEM) besides the system store");
+    po::options_description hidden;
+    std::string url;
+    hidden.add_options()("url", po::value(&url));
+    po::options_description all;
+    all.add(desc).add(hidden);
+    po::positional_options_description positional;
+    positional.add("url", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        return usage_error(e.what());
+    }
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return ok;
+    }
+    if (url.empty()) return usage_error("post needs a URL");
+    if (vm.count("stream")) return usage_error("--stream is not available in this build yet");
+    if (retry < 0) return usage_error("--retry must be >= 0");
+
+    Headers headers;
+    for (const auto& h : header_args) {
+        auto colon = h.find(':');
+        if (colon == std::string::npos || colon == 0) return usage_error("bad header '" + h + "' (expected 'K: V')");
+        std::string name = h.substr(0, colon);
+        std::string value = h.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
+        headers.emplace_back(std::move(name), std::move(value));
+    }
+    // A bad header exits 2 before any connection is opened.
+    if (auto e = nous::http::detail::validate_headers(headers)) return usage_error(e->message);
+    if (auto u = nous::http::detail::parse_url(url); !u) return usage_error(u.error().message);
+
+    std::string body;
+    if (vm.count("data")) {
+        std::string error;
+        if (!read_data_argument(data, body, error)) return usage_error(error);
+    }
+
+    Options options;
+    options.backend = backend;
+    options.max_retries = retry;
+    if (connect_ms >= 0) options.connect_timeout = std::chrono::milliseconds(connect_ms);
+    if (timeout_ms >= 0) options.read_timeout = std::chrono::milliseconds(timeout_ms);
+    options.insecure = vm.count("insecure") > 0;
+    options.ca_file = cacert;
+    const bool verbose = vm.count("verbose") > 0;
+    const bool include = vm.count("include") > 0;
+
+    if (verbose) {
+        std::cerr << "> POST " << nous::http::detail::redact_url(url) << "\n";
+        for (const auto& [k, v] : headers)
+            std::cerr << "> " << nous::http::detail::redacted_header_line(k, v) << "\n";
+        std::cerr << "> (" << body.size() << " body bytes)\n";
+    }
+
+    std::FILE* out = stdout;
+    if (!output.empty()) {
+        out = std::fopen(output.c_str(), "wb");
+        if (!out) return usage_error("cannot write " + output);
+    }
+    auto result = post(url, body, headers, options);
+    if (result.ok()) {
+        const Response& r = result.value();
+        if (verbose) {
+            auto ms = [](std::chrono::microseconds us) { return std::to_string(us.count() / 1000.0) + " ms"; };
+            std::cerr << "* " << r.http_version << (r.connection_reused ? " (reused connection)" : "")
+                      << " resolve " << ms(r.timings.resolve) << ", connect " << ms(r.timings.connect) << ", tls "
+                      << ms(r.timings.tls) << ", first byte " << ms(r.timings.ttfb) << ", total "
+                      << ms(r.timings.total) << "\n";
+        }
+        if (include || verbose) print_head(r.status, r.headers, r.http_version);
+        if (!write_out(out, r.body)) return ok;  // closed stdout: quiet
+        return ok;
+    }
+    const Error& e = result.error();
+    if (e.code == ErrorCode::http_status) {
+        if (include || verbose) print_head(e.status, e.headers, "HTTP/1.1");
+        write_out(out, e.body);
+        return exit_code_for(e);
+    }
+    std::cerr << "nouscli: " << to_string(e.code) << ": " << e.message << "\n";
+    return exit_code_for(e);
+}
+
+std::atomic<bool> g_stop{false};
+
+int cmd_mock_server(int argc, char** argv) {
+    po::options_description desc("nouscli mock-server [options]");
+    MockServerOptions o;
+    int port = 8080;
+    long long first_token_ms = 0;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("port", po::value(&port), "port (0: ephemeral; printed on start)")
+        ("bind", po::value(&o.bind_address), "bind address (default 127.0.0.1)")
+        ("nagle", "Nagle on, headers and body in separate writes")
+        ("tokens", po::value(&o.stream_tokens), "tokens per completion")
+        ("tokens-per-second", po::value(&o.tokens_per_second), "stream pacing (0: as fast as possible)")
+        ("first-token-ms", po::value(&first_token_ms), "latency before the first streamed token");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, desc), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        return usage_error(e.what());
+    }
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return ok;
+    }
+    if (port < 0 || port > 65535) return usage_error("bad --port");
+    o.port = static_cast<std::uint16_t>(port);
+    o.nagle = vm.count("nagle") > 0;
+    o.first_token_latency = std::chrono::milliseconds(first_token_ms);
+    MockServer server(o);
+    try {
+        server.start();
+    } catch (const std::exception& e) {
+        std::cerr << "nouscli: " << e.what() << "\n";
+        return connection;
+    }
+    std::cout << "mock server listening on " << server.base_url() << std::endl;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    server.stop();
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // A closed stdout must not kill us: writes fail with EPIPE instead.
+    std::signal(SIGPIPE, SIG_IGN);
+    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+        std::cout << "usage: nouscli post URL [options]\n       nouscli mock-server [--port N] [options]\n";
+        return argc < 2 ? usage : ok;
+    }
+    std::string command = argv[1];
+    if (command == "post") return cmd_post(argc - 1, argv + 1);
+    if (command == "mock-server") return cmd_mock_server(argc - 1, argv + 1);
+    return usage_error("unknown command '" + command + "'");
+}
