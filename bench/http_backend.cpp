@@ -1,1 +1,381 @@
-int main() { return 0; }
+// bench/http_backend: the brief's localhost scenarios against the in-process
+// mock server (default: a Benchee-like table for every client and scenario),
+// or against any server with --url-base (one JSON line per run).
+//
+// Clients: nous-pooled (the library), and two references written as a careful
+// user would: ref-poco (HTTP/1.1 keep-alive, one session per thread, bulk
+// reads) and ref-curl (one reused easy handle per thread, TCP_NODELAY on).
+
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <Poco/Net/NetException.h>
+#include <Poco/URI.h>
+
+#include <algorithm>
+#include <barrier>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifdef NOUS_BENCH_HAVE_CURL
+#include <curl/curl.h>
+#endif
+
+#include "nous/http/client.hpp"
+#include "nous/http/mock_server.hpp"
+
+namespace po = boost::program_options;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::uint64_t fnv1a(std::string_view s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+/// Status 200, the expected length, the expected hash: anything else aborts the run.
+struct Expect {
+    std::size_t length = 0;
+    std::uint64_t hash = 0;
+};
+
+[[noreturn]] void abort_run(const std::string& why) {
+    std::cerr << "http_backend: response check failed: " << why << "\n";
+    std::exit(1);
+}
+
+void check(int status, const std::string& body, const Expect& e) {
+    if (status != 200) abort_run("status " + std::to_string(status));
+    if (body.size() != e.length) abort_run("length " + std::to_string(body.size()) + " != " + std::to_string(e.length));
+    if (fnv1a(body) != e.hash) abort_run("body hash differs");
+}
+
+// ---- clients: one instance per worker thread ----
+
+struct Client {
+    virtual ~Client() = default;
+    /// POSTs body to url; returns status and fills `out`.
+    virtual int post(const std::string& url, const std::string& body, std::string& out) = 0;
+};
+
+struct NousClient : Client {
+    nous::http::Options options;
+    explicit NousClient(bool nodelay, const std::string& backend) {
+        options.max_retries = 0;  // benchmarks never retry
+        options.tcp_nodelay = nodelay;
+        options.backend = backend;
+    }
+    int post(const std::string& url, const std::string& body, std::string& out) override {
+        auto r = nous::http::post(url, body, {}, options);
+        if (!r) {
+            if (r.error().code == nous::http::ErrorCode::http_status) return r.error().status;
+            abort_run(std::string(nous::http::to_string(r.error().code)) + ": " + r.error().message);
+        }
+        out = std::move(r->body);
+        return r->status;
+    }
+};
+
+struct PocoClient : Client {
+    std::unique_ptr<Poco::Net::HTTPClientSession> session;
+    std::string origin;
+    bool nodelay;
+    explicit PocoClient(bool nd) : nodelay(nd) {}
+    int post(const std::string& url, const std::string& body, std::string& out) override {
+        Poco::URI uri(url);
+        std::string o = uri.getHost() + ":" + std::to_string(uri.getPort());
+        if (!session || o != origin) {
+            session = std::make_unique<Poco::Net::HTTPClientSession>(uri.getHost(), uri.getPort());
+            session->setKeepAlive(true);
+            session->setKeepAliveTimeout(Poco::Timespan(3600, 0));
+            origin = o;
+        }
+        for (int attempt = 0;; ++attempt) {
+            try {
+                Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_POST, uri.getPathAndQuery(),
+                                               Poco::Net::HTTPMessage::HTTP_1_1);
+                request.setKeepAlive(true);
+                request.setContentType("application/json");
+                request.setContentLength(static_cast<std::streamsize>(body.size()));
+                std::ostream& os = session->sendRequest(request);
+                if (!nodelay) session->socket().setNoDelay(false);
+                os.write(body.data(), static_cast<std::streamsize>(body.size()));
+                Poco::Net::HTTPResponse response;
+                std::istream& is = session->receiveResponse(response);
+                auto length = response.getContentLength();
+                out.resize(length > 0 ? static_cast<std::size_t>(length) : 0);
+                if (length > 0) is.read(out.data(), length);  // bulk read into a sized buffer
+                return response.getStatus();
+            } catch (const Poco::Exception& e) {
+                session->reset();
+                if (attempt > 0) abort_run("ref-poco: " + e.displayText());
+            }
+        }
+    }
+};
+
+#ifdef NOUS_BENCH_HAVE_CURL
+struct CurlClient : Client {
+    CURL* easy = curl_easy_init();
+    curl_slist* headers = nullptr;
+    explicit CurlClient(bool nodelay) {
+        headers = curl_slist_append(headers, "Content-Type: application/json");
+        headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip for large bodies
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, nodelay ? 1L : 0L);
+        curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* ud) {
+            static_cast<std::string*>(ud)->append(p, s * n);
+            return s * n;
+        });
+    }
+    ~CurlClient() override {
+        curl_slist_free_all(headers);
+        curl_easy_cleanup(easy);
+    }
+    int post(const std::string& url, const std::string& body, std::string& out) override {
+        out.clear();
+        curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+        curl_easy_setopt(easy, CURLOPT_WRITEDATA, &out);
+        CURLcode rc = curl_easy_perform(easy);
+        if (rc != CURLE_OK) abort_run(std::string("ref-curl: ") + curl_easy_strerror(rc));
+        long status = 0;
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        return static_cast<int>(status);
+    }
+};
+#endif
+
+std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
+    if (name == "nous-pooled") return std::make_unique<NousClient>(nodelay, "pooled");
+    if (name == "nous-curl") return std::make_unique<NousClient>(nodelay, "curl");
+    if (name == "ref-poco") return std::make_unique<PocoClient>(nodelay);
+#ifdef NOUS_BENCH_HAVE_CURL
+    if (name == "ref-curl") return std::make_unique<CurlClient>(nodelay);
+#endif
+    throw std::invalid_argument("unknown client " + name);
+}
+
+// ---- scenarios ----
+
+struct Scenario {
+    std::string name;
+    int concurrency;      ///< requests in flight per iteration (worker threads)
+    int sequential;       ///< requests per worker per iteration
+    std::string path;
+    std::size_t request_bytes;
+};
+
+const std::vector<Scenario>& scenarios() {
+    static const std::vector<Scenario> all = {
+        {"small_post", 1, 1, "/small", 1024},
+        {"parallel_50", 50, 1, "/small", 1024},
+        {"large_body", 10, 1, "/large", 256 * 1024},
+        {"large_seq", 1, 10, "/large", 1024},
+    };
+    return all;
+}
+
+std::string request_body(std::size_t bytes) {
+    // {"hello": "aaaa..."} of exactly `bytes` bytes.
+    std::string head = R"({"hello":")", tail = R"("})";
+    return head + std::string(bytes - head.size() - tail.size(), 'a') + tail;
+}
+
+struct Stats {
+    std::vector<double> ms;  ///< per-iteration durations
+    double seconds = 0;
+    long peak_rss_kb = 0;
+    double ips() const { return ms.empty() ? 0 : static_cast<double>(ms.size()) / seconds; }
+    double pct(double p) const {
+        if (ms.empty()) return 0;
+        std::vector<double> s = ms;
+        std::sort(s.begin(), s.end());
+        std::size_t i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size()))) - 1;
+        return s[std::min(i, s.size() - 1)];
+    }
+    double mean() const { return std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size()); }
+    double deviation_pct() const {
+        double m = mean(), v = 0;
+        for (double x : ms) v += (x - m) * (x - m);
+        return ms.size() > 1 ? 100.0 * std::sqrt(v / static_cast<double>(ms.size() - 1)) / m : 0;
+    }
+};
+
+long read_vm_hwm_kb() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+    return 0;
+}
+
+void reset_vm_hwm() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+Stats run(const std::string& client_name, const Scenario& sc, const std::string& base, bool nodelay,
+          double warmup_s, double seconds) {
+    const std::string url = base + sc.path;
+    const std::string body = request_body(sc.request_bytes);
+    // The expected answer: one probe request with a fresh client.
+    std::string probe;
+    Expect expect;
+    {
+        auto c = make_client(client_name, nodelay);
+        int status = c->post(url, body, probe);
+        if (status != 200) abort_run("probe status " + std::to_string(status));
+        expect = {probe.size(), fnv1a(probe)};
+    }
+    const int workers = sc.concurrency;
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < workers; ++i) clients.push_back(make_client(client_name, nodelay));
+
+    Stats stats;
+    std::atomic<bool> stop{false};
+    std::barrier start(workers + 1), done(workers + 1);
+    std::vector<std::thread> threads;
+    auto one_iteration = [&](int w) {
+        std::string out;
+        for (int k = 0; k < sc.sequential; ++k) check(clients[w]->post(url, body, out), out, expect);
+    };
+    if (workers > 1) {
+        // Persistent workers released by a barrier: thread creation is not measured.
+        for (int w = 0; w < workers; ++w)
+            threads.emplace_back([&, w] {
+                for (;;) {
+                    start.arrive_and_wait();
+                    if (stop) return;
+                    one_iteration(w);
+                    done.arrive_and_wait();
+                }
+            });
+    }
+    auto iterate = [&] {
+        if (workers == 1) {
+            one_iteration(0);
+        } else {
+            start.arrive_and_wait();
+            done.arrive_and_wait();
+        }
+    };
+    auto warm_until = Clock::now() + std::chrono::duration<double>(warmup_s);
+    while (Clock::now() < warm_until) iterate();
+    reset_vm_hwm();
+    auto t0 = Clock::now();
+    auto until = t0 + std::chrono::duration<double>(seconds);
+    while (Clock::now() < until) {
+        auto s = Clock::now();
+        iterate();
+        stats.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    }
+    stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    stats.peak_rss_kb = read_vm_hwm_kb();
+    if (workers > 1) {
+        stop = true;
+        start.arrive_and_wait();
+        for (auto& t : threads) t.join();
+    }
+    return stats;
+}
+
+void print_json(const std::string& client, const std::string& scenario, const Stats& s) {
+    std::printf("{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"n\":%zu}\n",
+                client.c_str(), scenario.c_str(), s.ips(), s.pct(0.5), s.pct(0.99), s.ms.size());
+    std::fflush(stdout);
+}
+
+void print_row(const std::string& client, const std::string& scenario, const Stats& s) {
+    std::printf("%-13s %-13s %10.1f %9.4f %7.1f%% %9.4f %9.4f %9.4f %9.4f %8zu %9ld\n", client.c_str(),
+                scenario.c_str(), s.ips(), s.mean(), s.deviation_pct(), s.pct(0.5), s.pct(0.99),
+                *std::min_element(s.ms.begin(), s.ms.end()), *std::max_element(s.ms.begin(), s.ms.end()),
+                s.ms.size(), s.peak_rss_kb);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string url_base, scenario, backend = "pooled", client, stream_backend;
+    double seconds = 10, warmup = 2;
+    int nodelay = 1;
+    po::options_description desc("http_backend [options]");
+    desc.add_options()("help,h", "help")
+        ("url-base", po::value(&url_base), "run against this server; prints one JSON line")
+        ("scenario", po::value(&scenario), "small_post|parallel_50|large_body|large_seq|nagle (default: all)")
+        ("seconds", po::value(&seconds), "measurement time per run (default 10)")
+        ("warmup", po::value(&warmup), "warm-up time per run (default 2)")
+        ("nodelay", po::value(&nodelay), "TCP_NODELAY on the client: 1 or 0")
+        ("backend", po::value(&backend), "nous post backend: pooled|curl")
+        ("stream-backend", po::value(&stream_backend), "nous stream backend (streaming scenarios)")
+        ("client", po::value(&client), "nous-pooled|nous-curl|ref-poco|ref-curl (default: nous-<backend>)");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, desc), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "http_backend: " << e.what() << "\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return 0;
+    }
+#ifdef NOUS_BENCH_HAVE_CURL
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+#endif
+    if (!url_base.empty()) {
+        if (client.empty()) client = "nous-" + backend;
+        for (const auto& sc : scenarios())
+            if (sc.name == scenario) {
+                print_json(client, sc.name, run(client, sc, url_base, nodelay != 0, warmup, seconds));
+                return 0;
+            }
+        std::cerr << "http_backend: --url-base needs --scenario small_post|parallel_50|large_body|large_seq\n";
+        return 2;
+    }
+
+    std::vector<std::string> clients = {"nous-pooled", "ref-poco"};
+#ifdef NOUS_BENCH_HAVE_CURL
+    clients.push_back("ref-curl");
+#endif
+    if (!client.empty()) clients = {client};
+    nous::http::MockServer server;
+    server.start();
+    std::printf("# in-process mock server, warm-up %.1f s, measurement %.1f s per row; memory = peak RSS of the "
+                "whole process (KiB)\n",
+                warmup, seconds);
+    std::printf("%-13s %-13s %10s %9s %8s %9s %9s %9s %9s %8s %9s\n", "client", "scenario", "ips", "avg_ms", "dev",
+                "median_ms", "p99_ms", "min_ms", "max_ms", "n", "rss_kb");
+    for (const auto& sc : scenarios()) {
+        if (!scenario.empty() && scenario != sc.name) continue;
+        for (const auto& c : clients) print_row(c, sc.name, run(c, sc, server.base_url(), nodelay != 0, warmup, seconds));
+    }
+    if (scenario.empty() || scenario == "nagle") {
+        // The brief's Nagle cases: (a) client with TCP_NODELAY off against a normal
+        // server, (b) a server that writes head and body apart with Nagle on.
+        nous::http::MockServerOptions o;
+        o.nagle = true;
+        nous::http::MockServer nagle_server(o);
+        nagle_server.start();
+        const Scenario& small = scenarios()[0];
+        for (const auto& c : clients) {
+            print_row(c, "nagle_client", run(c, small, server.base_url(), false, warmup, seconds));
+            print_row(c, "nagle_server", run(c, small, nagle_server.base_url(), true, warmup, seconds));
+        }
+    }
+    return 0;
+}
