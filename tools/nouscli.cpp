@@ -13,6 +13,7 @@
 
 #include "headers.hpp"  // redaction shared with the library
 #include "nous/http/client.hpp"
+#include "nous/http/log.hpp"
 #include "nous/http/mock_server.hpp"
 #include "url.hpp"
 
@@ -155,6 +156,8 @@ int cmd_post(int argc, char** argv) {
     options.ca_file = cacert;
     const bool verbose = vm.count("verbose") > 0;
     const bool include = vm.count("include") > 0;
+    // The tool reports errors itself; library warnings only with -v or NOUS_LOG_LEVEL.
+    if (!verbose && !std::getenv("NOUS_LOG_LEVEL")) set_log_level(LogLevel::error);
 
     if (verbose) {
         std::cerr << "> POST " << nous::http::detail::redact_url(url) << "\n";

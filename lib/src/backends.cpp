@@ -2,7 +2,6 @@
 
 #include <Poco/Base64Encoder.h>
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -45,10 +44,9 @@ bool available(const std::string& name) {
     return r.entries.count(name) != 0;
 }
 
-detail::ChainSpec post_chain() {
-    detail::ChainSpec spec{"backend", "NOUS_HTTP_BACKEND", "pooled", current_config().backend, available,
-                           known_not_built};
-    return spec;
+detail::ChainSpec post_chain(const detail::EnvSnapshot& env, const Config& config) {
+    return detail::ChainSpec{"backend", "NOUS_HTTP_BACKEND", env.http_backend, "pooled", config.backend,
+                             available, known_not_built};
 }
 
 }  // namespace
@@ -68,7 +66,8 @@ std::vector<std::string> backend_names() {
 }
 
 Result<std::string> resolve_backend_name(const Options& options) {
-    return detail::resolve_chain(post_chain(), options.backend);
+    auto env = detail::read_env();
+    return detail::resolve_chain(post_chain(env, *detail::config_snapshot(env)), options.backend);
 }
 
 namespace detail {
@@ -103,8 +102,8 @@ Result<std::string> resolve_chain(const ChainSpec& spec, const std::string& per_
         }
         return Error(ErrorCode::invalid_argument, std::string("unknown ") + spec.kind + " '" + per_call + "'");
     }
-    if (const char* env = std::getenv(spec.env_var); env && *env) {
-        std::string name = env;
+    if (spec.env_value) {
+        std::string name = spec.env_value;
         if (spec.available(name)) return name;
         if (spec.known_not_built(name)) {
             not_built(name, spec.env_var);
@@ -125,8 +124,13 @@ Result<std::string> resolve_chain(const ChainSpec& spec, const std::string& per_
     return std::string(spec.default_name);
 }
 
-Result<std::shared_ptr<Backend>> backend_for(const Options& options) {
-    auto name = resolve_backend_name(options);
+Result<std::shared_ptr<Backend>> backend_for(const Options& options, const EnvSnapshot& env, const Config& config) {
+    // The common case: nothing names a backend.
+    if (options.backend.empty() && !env.http_backend && !config.backend) {
+        static const std::shared_ptr<Backend> pooled = make_pooled_backend();
+        return pooled;
+    }
+    auto name = resolve_chain(post_chain(env, config), options.backend);
     if (!name) return name.error();
     auto& r = registry();
     BackendFactory factory;

@@ -44,9 +44,7 @@ private:
     bool was_blocked_ = false;
 };
 
-std::optional<Error> validate_request(std::string_view url, std::string_view body, const Headers& headers) {
-    auto parsed = parse_url(url);
-    if (!parsed) return parsed.error();
+std::optional<Error> validate_request(std::string_view body, const Headers& headers) {
     if (auto e = validate_headers(headers)) return e;
     for (const auto& [name, value] : headers) {
         if (header_name_equals(name, "transfer-encoding"))
@@ -63,20 +61,28 @@ std::optional<Error> validate_request(std::string_view url, std::string_view bod
 
 Result<Response> post(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
     using namespace detail;
-    if (auto e = validate_request(url, body, headers)) {
-        log(LogLevel::warning, "post refused: " + e->message + " headers=" + header_names_for_log(headers));
-        return *e;
+    auto parsed = parse_url(url);
+    std::optional<Error> invalid = parsed ? validate_request(body, headers) : parsed.error();
+    if (invalid) {
+        log(LogLevel::warning, "post refused: " + invalid->message + " headers=" + header_names_for_log(headers));
+        return *invalid;
     }
-    auto backend = backend_for(options);
+    const EnvSnapshot env = read_env();
+    const auto config = config_snapshot(env);
+    auto backend = backend_for(options, env, *config);
     if (!backend) return backend.error();
-    const bool https = url.size() >= 6 && to_lower(url.substr(0, 6)) == "https:";
     std::optional<SigpipeGuard> guard;
-    if (https) guard.emplace();
+    if (parsed->https) guard.emplace();
 
-    const Settings settings = effective_settings(options);
-    Request request{url, body, &headers};
-    auto result = run_with_retries([&](const Options& o) { return backend.value()->post(request, o); }, options,
-                                   settings.max_retries);
+    const Settings settings = effective_settings(options, *config);
+    const Request request{url, body, &headers};
+    const CallContext context{parsed.value(), env, settings};
+    auto* prepared = dynamic_cast<PreparedBackend*>(backend.value().get());
+    auto result = run_with_retries(
+        [&](const Options& o) {
+            return prepared ? prepared->post_prepared(context, request, o) : backend.value()->post(request, o);
+        },
+        options, settings.max_retries);
     if (!result.ok() && log_enabled(LogLevel::warning)) {
         const Error& e = result.error();
         std::string line = std::string(to_string(e.code)) + " POST " + url_for_log(url) + ": " + e.message;

@@ -2,7 +2,6 @@
 
 #include <rapidjson/document.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -18,6 +17,8 @@ struct ConfigState {
     std::mutex mutex;
     Config programmatic;
     std::map<std::string, Config> files;  ///< parsed file per path (read once)
+    std::shared_ptr<const Config> merged;  ///< for merged_for_path
+    std::string merged_for_path;
 };
 ConfigState& state() {
     static ConfigState s;
@@ -67,16 +68,22 @@ void merge(std::optional<T>& into, const std::optional<T>& over) {
 void configure(const Config& config) {
     std::lock_guard lock(state().mutex);
     state().programmatic = config;
+    state().merged.reset();
 }
 
-Config current_config() {
+Config current_config() { return *detail::config_snapshot(detail::read_env()); }
+
+namespace detail {
+
+std::shared_ptr<const Config> config_snapshot(const EnvSnapshot& env) {
     auto& s = state();
-    Config result;
-    const char* path = std::getenv("NOUS_HTTP_CONFIG");
+    std::string_view path = env.http_config ? env.http_config : "";
     std::lock_guard lock(s.mutex);
-    if (path && *path) {
-        auto it = s.files.find(path);
-        if (it == s.files.end()) it = s.files.emplace(path, parse_config_file(path)).first;
+    if (s.merged && s.merged_for_path == path) return s.merged;
+    Config result;
+    if (!path.empty()) {
+        auto it = s.files.find(std::string(path));
+        if (it == s.files.end()) it = s.files.emplace(std::string(path), parse_config_file(std::string(path))).first;
         result = it->second;
     }
     const Config& code = s.programmatic;
@@ -87,13 +94,12 @@ Config current_config() {
     merge(result.max_retries, code.max_retries);
     merge(result.pool_max_per_origin, code.pool_max_per_origin);
     merge(result.pool_idle_timeout, code.pool_idle_timeout);
-    return result;
+    s.merged = std::make_shared<const Config>(std::move(result));
+    s.merged_for_path = std::string(path);
+    return s.merged;
 }
 
-namespace detail {
-
-Settings effective_settings(const Options& options) {
-    Config config = current_config();
+Settings effective_settings(const Options& options, const Config& config) {
     Settings s;
     s.connect_timeout = options.connect_timeout.value_or(config.connect_timeout.value_or(defaults::connect_timeout));
     s.read_timeout = options.read_timeout.value_or(config.read_timeout.value_or(defaults::read_timeout));

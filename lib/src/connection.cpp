@@ -246,6 +246,9 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
                                                                    : ErrorCode::tls_failed,
                          "TLS handshake with " + key.origin.host + " did not complete");
         timings.tls = since(t2);
+        // Our poll() enforces read deadlines; this backstops a TLS record that
+        // arrives in pieces while SSL_read waits for the rest of it.
+        secure.setReceiveTimeout(Poco::Timespan(static_cast<Poco::Timespan::TimeDiff>(deadlines.idle.count()) * 1000));
         if (key.insecure)
             warn_once("insecure:" + key.origin.origin(),
                       "TLS certificate verification is OFF for " + key.origin.origin() + " (insecure)");
@@ -266,8 +269,6 @@ Connection::Connection(StreamSocket socket, bool tls, bool via_proxy)
       fd_(socket.impl()->sockfd()),
       tls_(tls),
       via_proxy_(via_proxy) {
-    // Our own poll enforces idle and total deadlines; this is a backstop for a
-    // TLS record that arrives in pieces inside SSL_read.
     session_->setKeepAlive(true);
 }
 

@@ -144,8 +144,9 @@ ExchangeOutcome exchange(Connection& connection, const Url& url, std::string_vie
     }
 
     // ---- status line and headers (every 1xx skipped: POCO skips only 100) ----
+    // One read buffer per thread: the exchange runs start to end on the calling thread.
     constexpr std::size_t buffer_size = 64 * 1024;
-    std::unique_ptr<char[]> buffer(new char[buffer_size]);
+    thread_local std::unique_ptr<char[]> buffer(new char[buffer_size]);
     HeadParser head_parser;
     std::size_t have = 0, used = 0;  // unread bytes are buffer[used, have)
     Clock::time_point first_byte{};

@@ -22,24 +22,25 @@ HeadParser::Status HeadParser::fail(std::string why) {
 
 HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consumed) {
     consumed = 0;
-    // Scan only new bytes for the blank line (plus 3 bytes of overlap), so a
+    // Fast path: the whole head is in `input` and nothing is buffered: parse in place.
+    if (buf_.empty()) {
+        if (std::size_t end = find_head_end(input, 0); end != 0) {
+            if (end > max_header_bytes) return fail("response head exceeds " + std::to_string(max_header_bytes) + " bytes");
+            consumed = end;
+            return parse(input.substr(0, end));
+        }
+    }
+    // Slow path: accumulate. Scan only new bytes (plus 2 of overlap), so a
     // head fed one byte at a time is still linear.
     std::size_t before = buf_.size();
     std::size_t room = max_header_bytes + 4 - before;
     std::string_view take = input.substr(0, room);
     buf_.append(take);
-    std::size_t from = scanned_ > 3 ? scanned_ - 3 : 0;
-    for (std::size_t i = from; i < buf_.size(); ++i) {
-        ++bytes_scanned_;
-        if (buf_[i] != '\n') continue;
-        // "\n\n" or "\n\r\n" ends the head.
-        bool end = (i >= 1 && buf_[i - 1] == '\n') ||
-                   (i >= 2 && buf_[i - 1] == '\r' && buf_[i - 2] == '\n');
-        if (!end) continue;
-        std::size_t head_len = i + 1;
-        consumed = head_len - before;
-        buf_.resize(head_len);
-        return parse();
+    std::size_t from = scanned_ > 2 ? scanned_ - 2 : 0;
+    if (std::size_t end = find_head_end(buf_, from); end != 0) {
+        consumed = end - before;
+        buf_.resize(end);
+        return parse(buf_);
     }
     scanned_ = buf_.size();
     consumed = take.size();
@@ -48,8 +49,20 @@ HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consume
     return Status::need_more;
 }
 
-HeadParser::Status HeadParser::parse() {
-    std::string_view text(buf_);
+std::size_t HeadParser::find_head_end(std::string_view text, std::size_t from) {
+    // "\n\n" or "\n\r\n" ends the head; returns the head length, or 0.
+    while (from < text.size()) {
+        const char* nl = static_cast<const char*>(std::memchr(text.data() + from, '\n', text.size() - from));
+        std::size_t i = nl ? static_cast<std::size_t>(nl - text.data()) : text.size();
+        bytes_scanned_ += i + 1 - from;
+        if (!nl) return 0;
+        if ((i >= 1 && text[i - 1] == '\n') || (i >= 2 && text[i - 1] == '\r' && text[i - 2] == '\n')) return i + 1;
+        from = i + 1;
+    }
+    return 0;
+}
+
+HeadParser::Status HeadParser::parse(std::string_view text) {
     auto next_line = [&text]() {
         auto nl = text.find('\n');
         std::string_view line = text.substr(0, nl);

@@ -51,7 +51,8 @@ public:
     std::size_t bytes_scanned() const noexcept { return bytes_scanned_; }
 
 private:
-    Status parse();
+    Status parse(std::string_view head);
+    std::size_t find_head_end(std::string_view text, std::size_t from);
     Status fail(std::string why);
 
     std::string buf_;

@@ -33,6 +33,22 @@ std::shared_ptr<OriginPool> pool_for(const ConnectionKey& key, const PoolSetting
     return slot;
 }
 
+std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy, const Options& options,
+                                     const PoolSettings& settings) {
+    thread_local ConnectionKey last_key;
+    thread_local std::shared_ptr<OriginPool> last_pool;
+    const ConnectionKey& k = last_key;
+    if (last_pool && k.origin.port == url.port && k.origin.https == url.https && k.origin.host == url.host &&
+        k.insecure == options.insecure && k.receive_buffer_bytes == options.receive_buffer_bytes &&
+        k.tcp_nodelay == options.tcp_nodelay && k.proxy == proxy && k.ca_file == options.ca_file)
+        return last_pool;
+    ConnectionKey key{url, proxy, options.ca_file, options.insecure, options.receive_buffer_bytes,
+                      options.tcp_nodelay};
+    last_pool = pool_for(key, settings);
+    last_key = std::move(key);
+    return last_pool;
+}
+
 OriginPool::OriginPool(ConnectionKey key, PoolSettings settings)
     : key_(std::move(key)), settings_(settings) {}
 

@@ -50,8 +50,12 @@ private:
     Poco::Net::Session::Ptr tls_session_;
 };
 
-/// The process-wide pool for a key (created on first use).
+/// The process-wide pool for a key (created on first use; pools live for the process).
 std::shared_ptr<OriginPool> pool_for(const ConnectionKey& key, const PoolSettings& settings);
+/// The same, remembering the last pool this thread used, so that repeated calls
+/// to one origin skip building the key and the registry lookup.
+std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy, const Options& options,
+                                     const PoolSettings& settings);
 
 struct PoolCounters {
     std::atomic<std::uint64_t> created{0}, reused{0}, stale{0}, resent{0}, tls_resumed{0};

@@ -15,25 +15,30 @@ std::chrono::microseconds micros(Clock::duration d) {
     return std::chrono::duration_cast<std::chrono::microseconds>(d);
 }
 
-class PooledBackend final : public Backend {
+class PooledBackend final : public PreparedBackend {
 public:
     Result<Response> post(const Request& request, const Options& options) override {
-        const auto start = Clock::now();
         auto url = parse_url(request.url);
         if (!url) return url.error();
-        auto proxy = proxy_for(url.value());
-        if (!proxy) return proxy.error();
-        const Settings settings = effective_settings(options);
+        const EnvSnapshot env = read_env();
+        const Settings settings = effective_settings(options, *config_snapshot(env));
+        return post_prepared(CallContext{url.value(), env, settings}, request, options);
+    }
 
-        ConnectionKey key{url.value(), proxy.value(), options.ca_file, options.insecure,
-                          options.receive_buffer_bytes, options.tcp_nodelay};
-        auto pool = pool_for(key, settings.pool);
+    Result<Response> post_prepared(const CallContext& context, const Request& request,
+                                   const Options& options) override {
+        const auto start = Clock::now();
+        const Url& url = context.url;
+        const Settings& settings = context.settings;
+        auto proxy = proxy_for(url, context.env);
+        if (!proxy) return proxy.error();
+        auto pool = pool_for(url, proxy.value(), options, settings.pool);
 
         ExchangeParams params;
         params.deadlines = deadlines_for(options, settings);
         params.cancel = options.cancel;
         params.max_response_bytes = settings.max_response_bytes;
-        if (!proxy.value().empty() && !url->https) {
+        if (!proxy.value().empty() && !url.https) {
             auto proxy_url = parse_url(proxy.value());
             if (proxy_url && !proxy_url->userinfo.empty()) params.proxy_authorization = basic_auth(proxy_url->userinfo);
         }
@@ -47,7 +52,7 @@ public:
             ExchangeOutcome outcome;
             {
                 FdRegistration registration(options.cancel, connection.fd());
-                outcome = exchange(connection, url.value(), request.body, *request.headers, params);
+                outcome = exchange(connection, url, request.body, *request.headers, params);
             }
             const bool resend = lease->reused && attempt == 0 && outcome.error && outcome.stale_connection &&
                                 !outcome.any_response_byte;
@@ -55,7 +60,7 @@ public:
             if (resend) {
                 pool_counters().resent.fetch_add(1, std::memory_order_relaxed);
                 pool_counters().stale.fetch_add(1, std::memory_order_relaxed);
-                log(LogLevel::debug, "stale pooled connection to " + url->origin() + ": resending once");
+                log(LogLevel::debug, "stale pooled connection to " + url.origin() + ": resending once");
                 continue;
             }
             if (outcome.error) return std::move(*outcome.error);

@@ -1,17 +1,9 @@
 #include "proxy.hpp"
 
-#include <cstdlib>
 
 #include "internal.hpp"
 
 namespace nous::http::detail {
-
-namespace {
-const char* env(const char* name) {
-    const char* v = std::getenv(name);
-    return v && *v ? v : nullptr;
-}
-}  // namespace
 
 bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_t port) {
     std::string h = to_lower(host);
@@ -36,12 +28,10 @@ bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_
     return false;
 }
 
-Result<std::string> proxy_for(const Url& url) {
-    const char* value = url.https ? (env("https_proxy") ? env("https_proxy") : env("HTTPS_PROXY"))
-                                  : env("http_proxy");
+Result<std::string> proxy_for(const Url& url, const EnvSnapshot& env) {
+    const char* value = url.https ? env.https_proxy : env.http_proxy;
     if (!value) return std::string();
-    const char* no_proxy = env("no_proxy") ? env("no_proxy") : env("NO_PROXY");
-    if (no_proxy && no_proxy_matches(no_proxy, url.host, url.port)) return std::string();
+    if (env.no_proxy && no_proxy_matches(env.no_proxy, url.host, url.port)) return std::string();
     std::string proxy = value;
     if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
     auto parsed = parse_url(proxy);

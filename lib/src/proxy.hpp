@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "env.hpp"
 #include "nous/http/result.hpp"
 #include "url.hpp"
 
@@ -13,7 +14,7 @@ namespace nous::http::detail {
 /// http_proxy only for http (upper-case HTTP_PROXY is ignored, as curl does,
 /// against httpoxy), unless no_proxy / NO_PROXY matches the host. Empty: direct.
 /// invalid_argument for a proxy URL we cannot use.
-Result<std::string> proxy_for(const Url& url);
+Result<std::string> proxy_for(const Url& url, const EnvSnapshot& env);
 
 /// Whether a no_proxy list ("a.com,.b.org,10.0.0.1,*") matches host[:port].
 bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_t port);

@@ -52,14 +52,16 @@ Result<Response> run_with_retries(const std::function<Result<Response>(const Opt
     const auto start = now();
     const bool has_total = options.total_timeout.has_value();
     const Clock::time_point total_by = has_total ? start + *options.total_timeout : Clock::time_point::max();
-    Options per_attempt = options;
+    // A copy of the options only when the total deadline must shrink per attempt.
+    std::optional<Options> shrunk;
+    if (has_total) shrunk.emplace(options);
     for (int n = 0;; ++n) {
         if (has_total) {
             auto left = std::chrono::duration_cast<Milliseconds>(total_by - now());
             if (left.count() <= 0) return Error(ErrorCode::timeout_total, "total deadline passed before the request");
-            per_attempt.total_timeout = left;
+            shrunk->total_timeout = left;
         }
-        Result<Response> result = attempt(per_attempt);
+        Result<Response> result = attempt(has_total ? *shrunk : options);
         if (result.ok() || n >= max_retries || !is_retryable(result.error())) return result;
         Error& error = result.error();
         Milliseconds delay;

@@ -1,6 +1,9 @@
 #pragma once
 // Effective settings of one call: per-call options over the app config over defaults.
 
+#include <memory>
+
+#include "env.hpp"
 #include "internal.hpp"
 #include "nous/http/options.hpp"
 #include "pool.hpp"
@@ -15,7 +18,11 @@ struct Settings {
     PoolSettings pool;
 };
 
-Settings effective_settings(const Options& options);
+/// The app config in force (programmatic over the NOUS_HTTP_CONFIG file):
+/// shared and immutable, rebuilt only when configure() runs or the file name changes.
+std::shared_ptr<const Config> config_snapshot(const EnvSnapshot& env);
+
+Settings effective_settings(const Options& options, const Config& config);
 
 /// Deadlines of one attempt starting now.
 Deadlines deadlines_for(const Options& options, const Settings& settings);
