@@ -7,6 +7,7 @@
 #include <new>
 
 #include "nous/http/client.hpp"
+#include "fault_server.hpp"
 #include "nous/http/mock_server.hpp"
 
 namespace {
@@ -39,4 +40,25 @@ TEST_CASE("a 256 KiB Content-Length body costs exactly one body-sized allocation
     CHECK(r->body == MockServer::large_body());
     // Only this thread's allocations count: the in-process server allocates too.
     CHECK(big_allocations == 1);
+}
+
+TEST_CASE("a 1 MiB chunked body grows geometrically, not per chunk") {
+    using namespace nous::http;
+    // 1 MiB in 1 KiB chunks: per-chunk growth would reallocate ~1000 times.
+    std::string response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 1024; ++i) response += "400\r\n" + std::string(1024, static_cast<char>('a' + i % 26)) + "\r\n";
+    response += "0\r\n\r\n";
+    nous::test::FaultServer chunked([&](nous::test::Peer& peer, std::uint64_t) {
+        while (peer.read_request()) peer.send(response);
+    });
+    REQUIRE(post(chunked.url(), "{}").ok());  // warm
+    threshold = 64 * 1024;
+    big_allocations = 0;
+    counting = true;
+    auto r = post(chunked.url(), "{}");
+    counting = false;
+    REQUIRE(r.ok());
+    CHECK(r->body.size() == 1024 * 1024);
+    CHECK(big_allocations <= 8);  // 64K, 128K, ... 2M: doubling
+    CHECK(big_allocations >= 1);
 }

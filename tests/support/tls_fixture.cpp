@@ -6,6 +6,7 @@
 #include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/Net/SocketAddress.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -77,7 +78,8 @@ struct TlsServer::Impl {
     std::list<std::pair<Poco::Net::StreamSocket, std::thread>> connections;
 };
 
-TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file) : impl_(std::make_unique<Impl>()) {
+TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode)
+    : impl_(std::make_unique<Impl>()) {
     Poco::Net::Context::Params params;
     params.privateKeyFile = key_file;
     params.certificateFile = cert_file;
@@ -89,7 +91,7 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file) 
     SSL_CTX_set_num_tickets(impl_->context->sslContext(), 2);
     impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
     port_ = impl_->listener->address().port();
-    impl_->acceptor = std::thread([this] {
+    impl_->acceptor = std::thread([this, mode] {
         for (;;) {
             Poco::Net::StreamSocket socket;
             try {
@@ -101,12 +103,18 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file) 
             if (impl_->stopping) return;
             accepted_.fetch_add(1);
             std::lock_guard lock(impl_->mutex);
-            impl_->connections.emplace_back(socket, std::thread([this, socket]() mutable {
+            impl_->connections.emplace_back(socket, std::thread([this, socket, mode]() mutable {
                 Poco::Net::SecureStreamSocket secure(socket);
                 std::string buffer;
                 try {
                     secure.completeHandshake();
                     if (secure.sessionWasReused()) resumed_.fetch_add(1);
+                    if (mode == Mode::reset_after_handshake) {
+                        linger l{1, 0};
+                        ::setsockopt(secure.impl()->sockfd(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                        ::shutdown(secure.impl()->sockfd(), SHUT_RDWR);
+                        return;
+                    }
                     for (;;) {
                         char chunk[16384];
                         int n = secure.receiveBytes(chunk, sizeof chunk);

@@ -26,7 +26,8 @@ const TestPki& test_pki();
 
 class TlsServer {
 public:
-    TlsServer(const std::string& cert_file, const std::string& key_file);
+    enum class Mode { answer, reset_after_handshake };
+    TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode = Mode::answer);
     ~TlsServer();
     std::uint16_t port() const { return port_; }
     std::uint64_t connections() const { return accepted_.load(); }
