@@ -7,7 +7,6 @@
 #include <cstring>
 #include <ctime>
 
-#include "http1_parser.hpp"
 
 namespace nous::http::detail {
 
@@ -128,159 +127,185 @@ std::string serialize_request_head(const Url& url, std::size_t body_size, const 
     return head;
 }
 
-ExchangeOutcome exchange(Connection& connection, const Url& url, std::string_view body,
-                         const Headers& headers, const ExchangeParams& params) {
-    ExchangeOutcome out;
-    const auto start = Clock::now();
-    const std::string head = serialize_request_head(url, body.size(), headers, connection.absolute_form(),
-                                                    params.proxy_authorization);
-    IoResult w = connection.write_all(head, body, params.deadlines, params.cancel);
-    if (w.status != IoStatus::ok) {
-        out.stale_connection = w.status == IoStatus::reset;
-        out.error = is_timeout_or_cancel(w.status)
-                        ? Error(code_for(w.status), "sending the request: " + w.detail)
-                        : Error(ErrorCode::connect_failed, "sending the request: " + w.detail);
-        return out;
-    }
+ResponseReader::ResponseReader(Connection& connection, const ExchangeParams& params, char* buffer, std::size_t size)
+    : connection_(connection), params_(params), buffer_(buffer), size_(size) {}
 
-    // ---- status line and headers (every 1xx skipped: POCO skips only 100) ----
-    // One read buffer per thread: the exchange runs start to end on the calling thread.
-    constexpr std::size_t buffer_size = 64 * 1024;
-    thread_local std::unique_ptr<char[]> buffer(new char[buffer_size]);
-    HeadParser head_parser;
-    std::size_t have = 0, used = 0;  // unread bytes are buffer[used, have)
-    Clock::time_point first_byte{};
-    ResponseHead response_head;
+std::optional<Error> ResponseReader::send(const Url& url, std::string_view body, const Headers& headers) {
+    const std::string head = serialize_request_head(url, body.size(), headers, connection_.absolute_form(),
+                                                    params_.proxy_authorization);
+    IoResult w = connection_.write_all(head, body, params_.deadlines, params_.cancel);
+    if (w.status == IoStatus::ok) return std::nullopt;
+    stale_connection_ = w.status == IoStatus::reset;
+    return is_timeout_or_cancel(w.status) ? Error(code_for(w.status), "sending the request: " + w.detail)
+                                          : Error(ErrorCode::connect_failed, "sending the request: " + w.detail);
+}
+
+std::optional<Error> ResponseReader::fill() {
+    IoResult r = connection_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
+    if (r.status == IoStatus::ok) {
+        if (!any_response_byte_) first_byte_ = Clock::now();
+        any_response_byte_ = true;
+        have_ = r.bytes;
+        used_ = 0;
+        return std::nullopt;
+    }
+    if (is_timeout_or_cancel(r.status)) return Error(code_for(r.status), "waiting for the response: " + r.detail);
+    if (!any_response_byte_) {
+        stale_connection_ = r.status == IoStatus::eof || r.status == IoStatus::reset || r.status == IoStatus::tls_eof;
+        return Error(ErrorCode::connect_failed, "connection closed before any response byte (" + r.detail + ")");
+    }
+    return Error(ErrorCode::truncated, "response head cut short (" + r.detail + ")");
+}
+
+std::optional<Error> ResponseReader::read_head() {
+    HeadParser parser;
     for (;;) {
-        if (used == have) {
-            IoResult r = connection.read_some(buffer.get(), buffer_size, params.deadlines, params.cancel);
-            if (r.status != IoStatus::ok) {
-                if (is_timeout_or_cancel(r.status)) {
-                    out.error = Error(code_for(r.status), "waiting for the response: " + r.detail);
-                } else if (!out.any_response_byte) {
-                    out.stale_connection = r.status == IoStatus::eof || r.status == IoStatus::reset ||
-                                           r.status == IoStatus::tls_eof;
-                    out.error = Error(ErrorCode::connect_failed,
-                                      "connection closed before any response byte (" + r.detail + ")");
-                } else {
-                    out.error = Error(ErrorCode::truncated, "response head cut short (" + r.detail + ")");
-                }
-                return out;
-            }
-            if (!out.any_response_byte) first_byte = Clock::now();
-            out.any_response_byte = true;
-            have = r.bytes;
-            used = 0;
-        }
+        if (used_ == have_)
+            if (auto e = fill()) return e;
         std::size_t consumed = 0;
-        auto status = head_parser.feed(std::string_view(buffer.get() + used, have - used), consumed);
-        used += consumed;
-        if (status == HeadParser::Status::error) {
-            out.error = Error(ErrorCode::protocol, "malformed response: " + head_parser.error());
-            return out;
-        }
+        auto status = parser.feed(std::string_view(buffer_ + used_, have_ - used_), consumed);
+        used_ += consumed;
+        if (status == HeadParser::Status::error)
+            return Error(ErrorCode::protocol, "malformed response: " + parser.error());
         if (status == HeadParser::Status::need_more) continue;
-        response_head = head_parser.take_head();
-        if (response_head.status >= 200) break;
-        if (response_head.status == 101) {
-            out.error = Error(ErrorCode::protocol, "unexpected 101 Switching Protocols");
-            return out;
-        }
-        head_parser.reset();
+        head_ = parser.take_head();
+        if (head_.status >= 200) break;
+        // Every 1xx is skipped: POCO skips only 100 (poco-1.11.md, "More traps").
+        if (head_.status == 101) return Error(ErrorCode::protocol, "unexpected 101 Switching Protocols");
+        parser.reset();
     }
+    framer_.start(body_mode_for(head_), head_.content_length.value_or(0));
+    return std::nullopt;
+}
 
-    // ---- body ----
-    const bool success = response_head.status / 100 == 2;
-    const std::size_t limit = success ? params.max_response_bytes : params.max_error_body_bytes;
-    auto mode = body_mode_for(response_head);
-    BodyFramer framer;
-    std::string response_body;
+bool ResponseReader::reusable() const noexcept {
+    // Bytes after the end of the response (we never pipeline) mean the stream is out of sync.
+    return head_.keep_alive() && framer_.done() && framer_.mode() != BodyFramer::Mode::until_close &&
+           used_ == have_;
+}
+
+ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, Error& error) {
+    for (;;) {
+        if (framer_.done()) return Piece::end;
+        if (used_ < have_) {
+            std::size_t before = out.size();
+            used_ += framer_.feed(buffer_ + used_, have_ - used_, out);
+            if (framer_.failed()) {
+                error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
+                return Piece::error;
+            }
+            if (out.size() > before) return Piece::data;
+            continue;
+        }
+        IoResult r = connection_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
+        if (r.status == IoStatus::eof && framer_.complete_at_eof()) {
+            if (framer_.mode() == BodyFramer::Mode::until_close) framer_.start(BodyFramer::Mode::none);
+            return Piece::end;
+        }
+        if (r.status != IoStatus::ok) {
+            error = Error(code_for(r.status),
+                          is_timeout_or_cancel(r.status) ? "reading the body: " + r.detail
+                                                         : "body cut short (" + r.detail + ")");
+            return Piece::error;
+        }
+        have_ = r.bytes;
+        used_ = 0;
+    }
+}
+
+std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size_t limit) {
     auto too_large = [&](std::string what) {
         Error e(ErrorCode::too_large, std::move(what));
-        e.status = response_head.status;
-        e.headers = response_head.headers;
-        out.error = std::move(e);
-        return out;
+        e.status = head_.status;
+        e.headers = head_.headers;
+        return e;
     };
-    if (mode == BodyFramer::Mode::length) {
-        std::uint64_t length = *response_head.content_length;
+    if (framer_.mode() == BodyFramer::Mode::length) {
+        std::uint64_t length = *head_.content_length;
         // Checked before reserving: a Content-Length alone never makes us allocate past the cap.
         if (length > limit)
             return too_large("response Content-Length " + std::to_string(length) + " exceeds the limit of " +
                              std::to_string(limit) + " bytes");
-        framer.start(mode, length);
         // One allocation for the whole body; socket reads land in it directly.
-        response_body.resize(static_cast<std::size_t>(length));
-        std::size_t filled = std::min<std::size_t>(have - used, static_cast<std::size_t>(length));
-        std::memcpy(response_body.data(), buffer.get() + used, filled);
-        used += filled;
-        framer.direct_received(filled);
-        while (!framer.done()) {
-            IoResult r = connection.read_some(response_body.data() + filled, response_body.size() - filled,
-                                              params.deadlines, params.cancel);
-            if (r.status != IoStatus::ok) {
-                out.error = Error(code_for(r.status),
-                                  is_timeout_or_cancel(r.status)
-                                      ? "reading the body: " + r.detail
-                                      : "body cut short: " + std::to_string(filled) + " of " +
-                                            std::to_string(length) + " bytes (" + r.detail + ")");
-                return out;
-            }
+        out.resize(static_cast<std::size_t>(length));
+        std::size_t filled = std::min<std::size_t>(have_ - used_, static_cast<std::size_t>(length));
+        std::memcpy(out.data(), buffer_ + used_, filled);
+        used_ += filled;
+        framer_.direct_received(filled);
+        while (!framer_.done()) {
+            IoResult r = connection_.read_some(out.data() + filled, out.size() - filled, params_.deadlines,
+                                               params_.cancel);
+            if (r.status != IoStatus::ok)
+                return Error(code_for(r.status), is_timeout_or_cancel(r.status)
+                                                     ? "reading the body: " + r.detail
+                                                     : "body cut short: " + std::to_string(filled) + " of " +
+                                                           std::to_string(length) + " bytes (" + r.detail + ")");
             filled += r.bytes;
-            framer.direct_received(r.bytes);
+            framer_.direct_received(r.bytes);
         }
-    } else {
-        framer.start(mode);
-        if (mode == BodyFramer::Mode::length || mode == BodyFramer::Mode::chunked)
-            response_body.reserve(16 * 1024);
-        for (;;) {
-            if (used < have) {
-                used += framer.feed(buffer.get() + used, have - used, response_body);
-                if (framer.failed()) {
-                    out.error = Error(ErrorCode::protocol, "malformed chunked body: " + framer.error());
-                    return out;
-                }
-                if (response_body.size() > limit)
+        return std::nullopt;
+    }
+    if (framer_.mode() == BodyFramer::Mode::chunked) out.reserve(16 * 1024);
+    for (;;) {
+        Error error;
+        switch (read_body_piece(out, error)) {
+            case Piece::end: return std::nullopt;
+            case Piece::error: return error;
+            case Piece::data:
+                if (out.size() > limit)
                     return too_large("response body exceeds the limit of " + std::to_string(limit) + " bytes");
-            }
-            if (framer.done()) break;
-            IoResult r = connection.read_some(buffer.get(), buffer_size, params.deadlines, params.cancel);
-            if (r.status == IoStatus::eof && framer.complete_at_eof()) break;
-            if (r.status != IoStatus::ok) {
-                out.error = Error(code_for(r.status), is_timeout_or_cancel(r.status)
-                                                          ? "reading the body: " + r.detail
-                                                          : "body cut short after " +
-                                                                std::to_string(response_body.size()) +
-                                                                " bytes (" + r.detail + ")");
-                return out;
-            }
-            have = r.bytes;
-            used = 0;
+                break;
         }
     }
-    // Bytes after the end of the response (we never pipeline): the stream is out of sync.
-    out.reusable = response_head.keep_alive() && framer.done() && mode != BodyFramer::Mode::until_close &&
-                   used == have;
+}
 
-    Response response;
-    response.status = response_head.status;
-    response.http_version = response_head.http_version();
-    response.timings.ttfb = micros(first_byte - start);
-    response.timings.total = micros(Clock::now() - start);
+ExchangeOutcome exchange(Connection& connection, const Url& url, std::string_view body, const Headers& headers,
+                         const ExchangeParams& params) {
+    ExchangeOutcome out;
+    const auto start = Clock::now();
+    // One read buffer per thread: the exchange runs start to end on the calling thread.
+    constexpr std::size_t buffer_size = 64 * 1024;
+    thread_local std::unique_ptr<char[]> buffer(new char[buffer_size]);
+    ResponseReader reader(connection, params, buffer.get(), buffer_size);
+    auto finish = [&](Error e) {
+        out.any_response_byte = reader.any_response_byte();
+        out.stale_connection = reader.stale_connection();
+        out.error = std::move(e);
+        return out;
+    };
+    if (auto e = reader.send(url, body, headers)) return finish(std::move(*e));
+    if (auto e = reader.read_head()) return finish(std::move(*e));
+    ResponseHead& head = reader.head();
+    const bool success = head.status / 100 == 2;
+    std::string response_body;
+    if (auto e = reader.read_whole_body(response_body, success ? params.max_response_bytes
+                                                               : params.max_error_body_bytes))
+        return finish(std::move(*e));
+    out.any_response_byte = true;
+    out.reusable = reader.reusable();
     if (success) {
-        response.headers = std::move(response_head.headers);
+        Response response;
+        response.status = head.status;
+        response.http_version = head.http_version();
+        response.timings.ttfb = micros(reader.first_byte() - start);
+        response.timings.total = micros(Clock::now() - start);
+        response.headers = std::move(head.headers);
         response.body = std::move(response_body);
         out.response = std::move(response);
         return out;
     }
-    Error e(ErrorCode::http_status, "HTTP " + std::to_string(response_head.status) +
-                                        (response_head.reason.empty() ? "" : " " + response_head.reason));
-    e.status = response_head.status;
-    e.retry_after = parse_retry_hint(response_head.headers, response_body);
-    e.headers = std::move(response_head.headers);
-    e.body = std::move(response_body);
-    out.error = std::move(e);
+    out.error = http_status_error(head, std::move(response_body));
     return out;
+}
+
+Error http_status_error(ResponseHead& head, std::string body) {
+    Error e(ErrorCode::http_status,
+            "HTTP " + std::to_string(head.status) + (head.reason.empty() ? "" : " " + head.reason));
+    e.status = head.status;
+    e.retry_after = parse_retry_hint(head.headers, body);
+    e.headers = std::move(head.headers);
+    e.body = std::move(body);
+    return e;
 }
 
 }  // namespace nous::http::detail
