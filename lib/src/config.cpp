@@ -52,9 +52,16 @@ Config parse_config_file(const std::string& path) {
     ms("connect_timeout_ms", c.connect_timeout);
     ms("read_timeout_ms", c.read_timeout);
     ms("pool_idle_timeout_ms", c.pool_idle_timeout);
+    ms("window_max_park_ms", c.window_max_park);
+    auto size = [&](const char* key, std::optional<std::size_t>& out) {
+        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsUint64())
+            out = static_cast<std::size_t>(m->value.GetUint64());
+    };
+    size("window_high_bytes", c.window_high_bytes);
+    size("window_low_bytes", c.window_low_bytes);
+    size("max_concurrent_streams", c.max_concurrent_streams);
     if (auto m = doc.FindMember("max_retries"); m != doc.MemberEnd() && m->value.IsInt()) c.max_retries = m->value.GetInt();
-    if (auto m = doc.FindMember("pool_max_per_origin"); m != doc.MemberEnd() && m->value.IsUint64())
-        c.pool_max_per_origin = static_cast<std::size_t>(m->value.GetUint64());
+    size("pool_max_per_origin", c.pool_max_per_origin);
     return c;
 }
 
@@ -94,6 +101,10 @@ std::shared_ptr<const Config> config_snapshot(const EnvSnapshot& env) {
     merge(result.max_retries, code.max_retries);
     merge(result.pool_max_per_origin, code.pool_max_per_origin);
     merge(result.pool_idle_timeout, code.pool_idle_timeout);
+    merge(result.window_high_bytes, code.window_high_bytes);
+    merge(result.window_low_bytes, code.window_low_bytes);
+    merge(result.window_max_park, code.window_max_park);
+    merge(result.max_concurrent_streams, code.max_concurrent_streams);
     s.merged = std::make_shared<const Config>(std::move(result));
     s.merged_for_path = std::string(path);
     return s.merged;

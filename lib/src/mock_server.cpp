@@ -226,14 +226,15 @@ struct MockServer::Impl {
         return send_all(fd, head) && send_all(fd, response.body);
     }
 
-    bool write_chunk(int fd, std::string_view data) {
+    /// One chunk of a chunked body; `last` adds the terminating chunk in the same write.
+    bool write_chunk(int fd, std::string_view data, bool last = false) {
         char size[32];
         int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
         std::string frame;
         frame.reserve(data.size() + 40);
         frame.append(size, static_cast<std::size_t>(n));
         frame.append(data);
-        frame += "\r\n";
+        frame += last ? "\r\n0\r\n\r\n" : "\r\n";
         return send_all(fd, frame);
     }
 
@@ -254,7 +255,7 @@ struct MockServer::Impl {
             "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
             "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
             "data: [DONE]\n\n";
-        return write_chunk(fd, last) && send_all(fd, "0\r\n\r\n");
+        return write_chunk(fd, last, /*last=*/true);
     }
 
     bool firehose(int fd) {
@@ -274,7 +275,7 @@ struct MockServer::Impl {
             if (!write_chunk(fd, batch)) return false;
             sent += batch.size();
         }
-        return write_chunk(fd, "data: [DONE]\n\n") && send_all(fd, "0\r\n\r\n");
+        return write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
     }
 
     MockResponse completion(const MockRequest& request, bool& stream) {

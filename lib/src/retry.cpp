@@ -45,6 +45,31 @@ void default_sleep(Milliseconds delay, const CancelToken* cancel) {
 
 }  // namespace
 
+std::optional<Milliseconds> retry_delay(Error& error, int attempt, int max_retries, const RetryHooks* hooks,
+                                        Clock::time_point now, Clock::time_point total_by) {
+    if (attempt >= max_retries || !is_retryable(error)) return std::nullopt;
+    Milliseconds delay;
+    if (error.retry_after) {
+        if (*error.retry_after > retry_max_hint) {
+            error.message += " (server asks to retry after " + std::to_string(error.retry_after->count()) +
+                             " ms: longer than we wait)";
+            return std::nullopt;
+        }
+        delay = *error.retry_after;
+    } else {
+        delay = backoff_delay(attempt, hooks && hooks->random ? hooks->random() : default_random());
+    }
+    if (total_by != Clock::time_point::max() && now + delay >= total_by) return std::nullopt;
+    return delay;
+}
+
+void retry_sleep(Milliseconds delay, const RetryHooks* hooks, const CancelToken* cancel) {
+    if (hooks && hooks->sleep)
+        hooks->sleep(delay);
+    else
+        default_sleep(delay, cancel);
+}
+
 Result<Response> run_with_retries(const std::function<Result<Response>(const Options&)>& attempt,
                                   const Options& options, int max_retries) {
     const RetryHooks* hooks = options.retry_hooks;
@@ -62,26 +87,13 @@ Result<Response> run_with_retries(const std::function<Result<Response>(const Opt
             shrunk->total_timeout = left;
         }
         Result<Response> result = attempt(has_total ? *shrunk : options);
-        if (result.ok() || n >= max_retries || !is_retryable(result.error())) return result;
+        if (result.ok()) return result;
         Error& error = result.error();
-        Milliseconds delay;
-        if (error.retry_after) {
-            if (*error.retry_after > retry_max_hint) {
-                error.message += " (server asks to retry after " + std::to_string(error.retry_after->count()) +
-                                 " ms: longer than we wait)";
-                return result;
-            }
-            delay = *error.retry_after;
-        } else {
-            delay = backoff_delay(n, hooks && hooks->random ? hooks->random() : default_random());
-        }
-        if (has_total && now() + delay >= total_by) return result;
+        auto delay = retry_delay(error, n, max_retries, hooks, now(), total_by);
+        if (!delay) return result;
         if (is_cancelled(options.cancel)) return Error(ErrorCode::cancelled, "cancelled before retrying");
-        log(LogLevel::info, "retrying after " + std::to_string(delay.count()) + " ms: " + error.message);
-        if (hooks && hooks->sleep)
-            hooks->sleep(delay);
-        else
-            default_sleep(delay, options.cancel);
+        log(LogLevel::info, "retrying after " + std::to_string(delay->count()) + " ms: " + error.message);
+        retry_sleep(*delay, hooks, options.cancel);
         if (is_cancelled(options.cancel)) return Error(ErrorCode::cancelled, "cancelled while waiting to retry");
     }
 }

@@ -29,7 +29,28 @@ inline constexpr std::size_t pool_max_per_origin = 64;
 /// Idle pooled connections older than this (from response completion) are closed;
 /// most servers drop idle keep-alive connections after 60 s or more.
 inline constexpr Milliseconds pool_idle_timeout{30'000};
+/// Stream byte window: the reader parks above the high mark...
+inline constexpr std::size_t window_high_bytes = 8u << 20;
+/// ...until the consumer brings the in-flight bytes under the low mark...
+inline constexpr std::size_t window_low_bytes = 1u << 20;
+/// ...or this long has passed since it parked: then backpressure_overflow.
+inline constexpr Milliseconds window_max_park{30'000};
+/// Largest event (its data) a stream decoder assembles; one byte more is buffer_overflow.
+inline constexpr std::size_t max_event_bytes = 10u << 20;
+/// Concurrent streams in the process; past it a stream yields `saturated`.
+/// Worst-case memory is this times (window + decoder cap + kernel receive buffer).
+inline constexpr std::size_t max_concurrent_streams = 1000;
 }  // namespace defaults
+
+/// How a stream's body is cut into events.
+enum class StreamFormat {
+    sse,         ///< text/event-stream (WHATWG interpretation); `data: [DONE]` ends the stream
+    ndjson,      ///< one JSON value per line (Ollama)
+    json_array,  ///< a JSON array streamed element by element (Gemini streamGenerateContent)
+    raw,         ///< the body bytes as received (after transfer decoding), up to and including [DONE]
+};
+
+class Decoder;
 
 /// Cancels a blocked call from another thread. The token must outlive the call
 /// it is passed to. cancel() is safe to call from any thread, any number of times.
@@ -84,6 +105,17 @@ struct Options {
     const CancelToken* cancel = nullptr;
     /// Tests only: time, sleep and randomness of the retry policy.
     const RetryHooks* retry_hooks = nullptr;
+
+    // ---- streams ----
+    /// Stream backend; empty: NOUS_HTTP_STREAM_BACKEND, then app config, then "window".
+    std::string stream_backend;
+    StreamFormat stream_format = StreamFormat::sse;
+    /// A custom decoder (overrides stream_format), made once per stream.
+    std::function<std::unique_ptr<Decoder>()> decoder;
+    std::optional<std::size_t> window_high_bytes;
+    std::optional<std::size_t> window_low_bytes;
+    std::optional<Milliseconds> window_max_park;
+    std::optional<std::size_t> max_event_bytes;
 };
 
 /// Application-wide configuration: `configure()` in code, or a JSON file named
@@ -96,6 +128,10 @@ struct Config {
     std::optional<int> max_retries;
     std::optional<std::size_t> pool_max_per_origin;
     std::optional<Milliseconds> pool_idle_timeout;
+    std::optional<std::size_t> window_high_bytes;
+    std::optional<std::size_t> window_low_bytes;
+    std::optional<Milliseconds> window_max_park;
+    std::optional<std::size_t> max_concurrent_streams;
 };
 
 /// Replace the programmatic app config. Thread-safe.

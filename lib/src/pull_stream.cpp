@@ -1,0 +1,110 @@
+// The `pull` stream backend: no reader thread; next() reads at most one chunk
+// from the socket on the caller's thread. Nothing is buffered beyond it.
+
+#include <csignal>
+
+#include "cancel.hpp"
+#include "stream_backends.hpp"
+#include "stream_request.hpp"
+
+namespace nous::http::detail {
+
+namespace {
+
+using Piece = ChunkSource::Piece;
+
+/// Blocks SIGPIPE on the caller's thread around socket work, restoring its mask.
+class ScopedSigpipeBlock {
+public:
+    ScopedSigpipeBlock() {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+    }
+    ~ScopedSigpipeBlock() {
+        if (sigismember(&old_, SIGPIPE) != 1) {
+            sigset_t pending, pipe;
+            sigemptyset(&pipe);
+            sigaddset(&pipe, SIGPIPE);
+            sigpending(&pending);
+            if (sigismember(&pending, SIGPIPE) == 1) {
+                timespec zero{0, 0};
+                sigtimedwait(&pipe, nullptr, &zero);
+            }
+        }
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+
+private:
+    sigset_t old_{};
+};
+
+class PullSource final : public ChunkSource {
+public:
+    PullSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
+        : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {}
+
+    Piece next() override {
+        ScopedSigpipeBlock guard;
+        Piece piece;
+        if (finished_) return piece;  // end
+        if (!opened_) {
+            opened_ = true;
+            if (auto e = request_.open()) return fail(std::move(*e));
+            status_ = request_.status();
+        }
+        Error error;
+        switch (request_.read(piece.bytes, error)) {
+            case ResponseReader::Piece::data:
+                piece.kind = Piece::Kind::data;
+                bytes_ += piece.bytes.size();
+                if (piece.bytes.size() > peak_.load()) peak_.store(piece.bytes.size());
+                return piece;
+            case ResponseReader::Piece::end:
+                finished_ = true;
+                request_.release();
+                return piece;
+            case ResponseReader::Piece::error:
+                return fail(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(error));
+        }
+        return piece;
+    }
+
+    void cancel() noexcept override { token_.cancel(); }
+
+    StreamStats stats() const override {
+        StreamStats s;
+        s.bytes = bytes_.load();
+        s.peak_inflight_bytes = peak_.load();
+        s.status = status_.load();
+        return s;
+    }
+
+private:
+    Piece fail(Error e) {
+        finished_ = true;
+        Piece p;
+        p.kind = Piece::Kind::error;
+        p.error = std::move(e);
+        return p;
+    }
+
+    std::unique_ptr<StreamCall> call_;
+    StreamSlot slot_;
+    CancelToken token_;
+    StreamRequest request_;
+    bool opened_ = false, finished_ = false;
+    // Written on the caller's thread, read by stats() from any thread.
+    std::atomic<std::uint64_t> bytes_{0};
+    std::atomic<std::size_t> peak_{0};
+    std::atomic<int> status_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkSource> make_pull_source(std::unique_ptr<StreamCall> call, StreamSlot slot) {
+    return std::make_unique<PullSource>(std::move(call), std::move(slot));
+}
+
+}  // namespace nous::http::detail

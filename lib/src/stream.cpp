@@ -1,0 +1,304 @@
+// stream(): validation, stream backend resolution, the concurrency cap, and
+// the Stream handle that turns body pieces into items through a decoder.
+
+#include "nous/http/stream.hpp"
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "backends.hpp"
+#include "decoders.hpp"
+#include "headers.hpp"
+#include "internal.hpp"
+#include "proxy.hpp"
+#include "stream_backends.hpp"
+
+namespace nous::http {
+
+// ---- the handle --------------------------------------------------------------
+
+struct Stream::State {
+    std::unique_ptr<ChunkSource> source;
+    std::unique_ptr<Decoder> decoder;
+    std::deque<StreamItem> pending;
+    std::vector<Event> scratch;
+    bool finished = false;  ///< no more items will come from the source
+    std::atomic<bool> cancelled{false};
+    std::atomic<std::uint64_t> items{0};
+    std::atomic<bool> done_seen{false};
+
+    void push_error(Error e) {
+        StreamItem item;
+        item.kind = StreamItem::Kind::error;
+        item.error = std::move(e);
+        pending.push_back(std::move(item));
+        finished = true;
+    }
+
+    void push_events() {
+        for (auto& e : scratch) {
+            StreamItem item;
+            item.event = std::move(e);
+            pending.push_back(std::move(item));
+        }
+        scratch.clear();
+    }
+};
+
+Stream::Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> decoder)
+    : state_(std::make_unique<State>()) {
+    state_->source = std::move(source);
+    state_->decoder = decoder ? std::move(decoder) : make_sse_decoder();
+}
+
+Stream Stream::failed(Error error) {
+    Stream s(nullptr, nullptr);
+    s.state_->push_error(std::move(error));
+    return s;
+}
+
+Stream::Stream(Stream&&) noexcept = default;
+Stream& Stream::operator=(Stream&&) noexcept = default;
+
+Stream::~Stream() {
+    if (state_ && state_->source) {
+        if (!state_->finished || state_->done_seen) state_->source->cancel();
+    }
+    // The source's destructor joins its reader thread (window) promptly.
+}
+
+std::optional<StreamItem> Stream::next() {
+    State& s = *state_;
+    for (;;) {
+        if (!s.pending.empty()) {
+            StreamItem item = std::move(s.pending.front());
+            s.pending.pop_front();
+            if (item.is_event()) s.items.fetch_add(1, std::memory_order_relaxed);
+            return item;
+        }
+        if (s.finished || !s.source) return std::nullopt;
+        if (s.cancelled.load()) {
+            s.push_error(Error(ErrorCode::cancelled, "stream cancelled"));
+            continue;
+        }
+        ChunkSource::Piece piece = s.source->next();
+        switch (piece.kind) {
+            case ChunkSource::Piece::Kind::data: {
+                bool done = false;
+                auto error = s.decoder->feed(piece.bytes, s.scratch, done);
+                s.push_events();
+                if (error) {
+                    s.push_error(std::move(*error));
+                } else if (done) {
+                    StreamItem item;
+                    item.kind = StreamItem::Kind::done;
+                    s.pending.push_back(std::move(item));
+                    s.finished = true;
+                    s.done_seen = true;
+                    s.source->finish_after_done();
+                }
+                break;
+            }
+            case ChunkSource::Piece::Kind::end: {
+                auto error = s.decoder->finish(s.scratch);
+                s.push_events();
+                s.finished = true;
+                if (error) s.push_error(std::move(*error));
+                break;
+            }
+            case ChunkSource::Piece::Kind::error:
+                s.push_error(s.cancelled.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                                : std::move(piece.error));
+                break;
+        }
+    }
+}
+
+void Stream::cancel() noexcept {
+    if (!state_) return;
+    state_->cancelled.store(true);
+    if (state_->source) state_->source->cancel();
+}
+
+StreamStats Stream::stats() const {
+    StreamStats s = state_->source ? state_->source->stats() : StreamStats{};
+    s.items = state_->items.load();
+    s.done_seen = state_->done_seen.load();
+    return s;
+}
+
+std::unique_ptr<Decoder> decoder_for(const Options& options) {
+    if (options.decoder) return options.decoder();
+    const std::size_t cap = options.max_event_bytes.value_or(defaults::max_event_bytes);
+    switch (options.stream_format) {
+        case StreamFormat::sse: return make_sse_decoder(cap);
+        case StreamFormat::ndjson: return make_ndjson_decoder(cap);
+        case StreamFormat::json_array: return make_json_array_decoder(cap);
+        case StreamFormat::raw: return make_raw_decoder(cap);
+    }
+    return make_sse_decoder(cap);
+}
+
+// ---- backends and resolution -----------------------------------------------
+
+namespace {
+
+struct StreamCallBuilder {
+    /// Validates and copies the call; an error is the stream's first item.
+    static Result<std::unique_ptr<detail::StreamCall>> build(std::string_view url, std::string_view body,
+                                                             const Headers& headers, const Options& options,
+                                                             const detail::EnvSnapshot& env, const Config& config) {
+        auto parsed = detail::parse_url(url);
+        if (!parsed) return parsed.error();
+        if (auto e = detail::validate_headers(headers)) return *e;
+        auto proxy = detail::proxy_for(parsed.value(), env);
+        if (!proxy) return proxy.error();
+        auto call = std::make_unique<detail::StreamCall>();
+        call->url = std::move(parsed.value());
+        call->body.assign(body);
+        call->headers = headers;
+        bool has_type = false, has_accept = false;
+        for (const auto& [k, v] : headers) {
+            has_type |= header_name_equals(k, "content-type");
+            has_accept |= header_name_equals(k, "accept");
+            if (header_name_equals(k, "transfer-encoding") ||
+                (header_name_equals(k, "content-length") && detail::trim(v) != std::to_string(body.size())))
+                return Error(ErrorCode::invalid_argument, "Content-Length and Transfer-Encoding are set by the library");
+        }
+        if (!has_type) call->headers.emplace_back("content-type", "application/json");
+        if (!has_accept) call->headers.emplace_back("accept", "text/event-stream");
+        call->options = options;
+        call->options.cancel = nullptr;  // a stream is cancelled through its handle
+        call->settings = detail::effective_settings(options, config);
+        call->proxy = std::move(proxy.value());
+        call->window_high = options.window_high_bytes.value_or(config.window_high_bytes.value_or(defaults::window_high_bytes));
+        call->window_low = options.window_low_bytes.value_or(config.window_low_bytes.value_or(defaults::window_low_bytes));
+        call->window_max_park = options.window_max_park.value_or(config.window_max_park.value_or(defaults::window_max_park));
+        if (call->window_low > call->window_high)
+            return Error(ErrorCode::invalid_argument, "window_low_bytes must not exceed window_high_bytes");
+        if (options.total_timeout) call->total_by = detail::Clock::now() + *options.total_timeout;
+        return call;
+    }
+};
+
+/// The built-in backends: a window (reader thread) or pull (caller's thread) source.
+class BuiltinStreamBackend final : public StreamBackend {
+public:
+    explicit BuiltinStreamBackend(bool window) : window_(window) {}
+    Stream open(const Request& request, const Options& options) override {
+        const auto env = detail::read_env();
+        const auto config = detail::config_snapshot(env);
+        return open_with(request, options, env, *config);
+    }
+    Stream open_with(const Request& request, const Options& options, const detail::EnvSnapshot& env,
+                     const Config& config) {
+        auto call = StreamCallBuilder::build(request.url, request.body, *request.headers, options, env, config);
+        if (!call) return Stream::failed(call.error());
+        const std::size_t cap = config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
+        detail::StreamSlot slot;
+        if (!slot.acquire(cap)) {
+            detail::log(LogLevel::warning, "stream refused: " + std::to_string(cap) +
+                                               " concurrent streams are open (raise Config::max_concurrent_streams)");
+            return Stream::failed(Error(ErrorCode::saturated,
+                                        "concurrent streams cap of " + std::to_string(cap) + " reached"));
+        }
+        auto decoder = decoder_for(options);
+        auto source = window_ ? detail::make_window_source(std::move(call.value()), std::move(slot))
+                              : detail::make_pull_source(std::move(call.value()), std::move(slot));
+        return Stream(std::move(source), std::move(decoder));
+    }
+
+private:
+    bool window_;
+};
+
+struct StreamEntry {
+    StreamBackendFactory factory;
+    std::shared_ptr<StreamBackend> instance;
+};
+
+struct StreamRegistry {
+    std::mutex mutex;
+    std::map<std::string, StreamEntry> entries;
+    StreamRegistry() {
+        entries["window"] = {nullptr, std::make_shared<BuiltinStreamBackend>(true)};
+        entries["pull"] = {nullptr, std::make_shared<BuiltinStreamBackend>(false)};
+    }
+};
+
+StreamRegistry& stream_registry() {
+    static StreamRegistry r;
+    return r;
+}
+
+bool stream_available(const std::string& name) {
+    auto& r = stream_registry();
+    std::lock_guard lock(r.mutex);
+    return r.entries.count(name) != 0;
+}
+
+bool stream_known_not_built(const std::string&) { return false; }
+
+detail::ChainSpec stream_chain(const detail::EnvSnapshot& env, const Config& config) {
+    return detail::ChainSpec{"stream backend", "NOUS_HTTP_STREAM_BACKEND", env.http_stream_backend, "window",
+                             config.stream_backend, stream_available, stream_known_not_built};
+}
+
+Result<std::shared_ptr<StreamBackend>> stream_backend_for(const Options& options, const detail::EnvSnapshot& env,
+                                                          const Config& config) {
+    auto name = detail::resolve_chain(stream_chain(env, config), options.stream_backend);
+    if (!name) return name.error();
+    auto& r = stream_registry();
+    StreamBackendFactory factory;
+    {
+        std::lock_guard lock(r.mutex);
+        auto& entry = r.entries[name.value()];
+        if (entry.instance) return entry.instance;
+        factory = entry.factory;
+    }
+    std::shared_ptr<StreamBackend> made = factory ? factory() : nullptr;
+    if (!made) return Error(ErrorCode::backend_unavailable, "stream backend '" + name.value() + "' could not be created");
+    std::lock_guard lock(r.mutex);
+    auto& entry = r.entries[name.value()];
+    if (!entry.instance) entry.instance = made;
+    return entry.instance;
+}
+
+}  // namespace
+
+void register_stream_backend(const std::string& name, StreamBackendFactory factory) {
+    auto& r = stream_registry();
+    std::lock_guard lock(r.mutex);
+    r.entries[name] = StreamEntry{std::move(factory), nullptr};
+}
+
+std::vector<std::string> stream_backend_names() {
+    auto& r = stream_registry();
+    std::lock_guard lock(r.mutex);
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : r.entries) names.push_back(name);
+    return names;
+}
+
+Result<std::string> resolve_stream_backend_name(const Options& options) {
+    const auto env = detail::read_env();
+    return detail::resolve_chain(stream_chain(env, *detail::config_snapshot(env)), options.stream_backend);
+}
+
+Stream stream(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
+    const auto env = detail::read_env();
+    const auto config = detail::config_snapshot(env);
+    auto backend = stream_backend_for(options, env, *config);
+    if (!backend) return Stream::failed(backend.error());
+    const Request request{url, body, &headers};
+    if (auto* builtin = dynamic_cast<BuiltinStreamBackend*>(backend.value().get()))
+        return builtin->open_with(request, options, env, *config);
+    // A custom backend validates nothing itself: refuse bad input here first.
+    auto parsed = detail::parse_url(url);
+    if (!parsed) return Stream::failed(parsed.error());
+    if (auto e = detail::validate_headers(headers)) return Stream::failed(*e);
+    return backend.value()->open(request, options);
+}
+
+}  // namespace nous::http

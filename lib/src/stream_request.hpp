@@ -1,0 +1,71 @@
+#pragma once
+// Opening a streamed response: a pooled connection (warm when one is free),
+// the request sent, the head read, the retry policy applied before the first
+// body byte; then the body piece by piece. Shared by the window and pull backends.
+
+#include <memory>
+#include <utility>
+
+#include "cancel.hpp"
+#include "exchange.hpp"
+#include "nous/http/stream.hpp"
+#include "pool.hpp"
+#include "settings.hpp"
+
+namespace nous::http::detail {
+
+/// Everything a stream needs after stream() returns (the caller's arguments are copied).
+struct StreamCall {
+    Url url;
+    std::string body;
+    Headers headers;  ///< with content-type and accept added unless given
+    Options options;  ///< cancel pointer cleared: the stream has its own token
+    Settings settings;
+    std::string proxy;
+    std::size_t window_high = defaults::window_high_bytes;
+    std::size_t window_low = defaults::window_low_bytes;
+    Milliseconds window_max_park = defaults::window_max_park;
+    Clock::time_point total_by = Clock::time_point::max();
+};
+
+class StreamRequest {
+public:
+    StreamRequest(const StreamCall& call, const CancelToken& token);
+    ~StreamRequest();
+
+    /// Connects, sends and reads the head, retrying per the policy. A non-2xx
+    /// answer becomes an http_status error carrying its body (at most 10 MiB).
+    std::optional<Error> open();
+    int status() const noexcept { return status_; }
+    /// The next piece of body (after open() succeeded).
+    ResponseReader::Piece read(std::string& out, Error& error);
+    /// Gives the connection back: to the pool when the body was read to its end.
+    void release();
+
+private:
+    const StreamCall& call_;
+    const CancelToken& token_;
+    std::shared_ptr<OriginPool> pool_;
+    ExchangeParams params_;
+    std::unique_ptr<char[]> buffer_;
+    std::unique_ptr<Connection> connection_;
+    std::unique_ptr<FdRegistration> registration_;
+    std::unique_ptr<ResponseReader> reader_;
+    int status_ = 0;
+};
+
+/// RAII share of the concurrent streams cap.
+class StreamSlot {
+public:
+    StreamSlot() = default;
+    StreamSlot(StreamSlot&& other) noexcept : held_(std::exchange(other.held_, false)) {}
+    StreamSlot& operator=(StreamSlot&&) = delete;
+    /// False when the cap is reached (nothing is held then).
+    bool acquire(std::size_t cap) noexcept;
+    ~StreamSlot();
+
+private:
+    bool held_ = false;
+};
+
+}  // namespace nous::http::detail

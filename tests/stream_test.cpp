@@ -1,0 +1,338 @@
+// stream() against loopback servers, for both built-in stream backends.
+
+#include <catch2/catch.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <thread>
+
+#include "cancel.hpp"
+#include "fault_server.hpp"
+#include "nous/http/json.hpp"
+#include "nous/http/mock_server.hpp"
+#include "nous/http/stream.hpp"
+
+using namespace nous::http;
+using namespace nous::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string chunk(std::string_view data) {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", data.size());
+    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
+}
+
+const std::string kSseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+Options with_backend(const std::string& backend) {
+    Options o;
+    o.stream_backend = backend;
+    o.max_retries = 0;
+    return o;
+}
+
+/// Collects every item until the end.
+std::vector<StreamItem> drain(Stream& s) {
+    std::vector<StreamItem> items;
+    while (auto item = s.next()) items.push_back(std::move(*item));
+    return items;
+}
+
+}  // namespace
+
+TEST_CASE("hello, world, [DONE]: two events, then done, then the end") {
+    const std::string backend = GENERATE("window", "pull");
+    INFO("backend " << backend);
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: hello\n\n") + chunk("data:  world\n\n") + chunk("data: [DONE]\n\n") +
+                  "0\r\n\r\n");
+    });
+    Stream s = stream(server.url("/v1/chat/completions"), R"({"stream":true})", {}, with_backend(backend));
+    auto items = drain(s);
+    REQUIRE(items.size() == 3);
+    CHECK(items[0].is_event());
+    CHECK(items[0].event.data == "hello");
+    CHECK(items[1].event.data == " world");
+    CHECK(items[2].is_done());
+    CHECK_FALSE(s.next().has_value());
+    CHECK(s.stats().done_seen);
+    CHECK(s.stats().items == 2);
+    CHECK(s.stats().status == 200);
+}
+
+TEST_CASE("the mock server's streamed completion arrives token by token; range-for works") {
+    const std::string backend = GENERATE("window", "pull");
+    MockServerOptions mo;
+    mo.stream_tokens = 8;
+    MockServer server(mo);
+    server.start();
+    std::string text;
+    bool done = false;
+    Stream s = stream(server.base_url() + "/v1/chat/completions", R"({"model":"m","stream":true,"messages":[]})", {},
+                      with_backend(backend));
+    for (auto& item : s) {
+        if (item.is_done()) done = true;
+        if (!item.is_event()) continue;
+        auto doc = parse_json(item.event.data);
+        REQUIRE(doc.ok());
+        auto& delta = (*doc.value())["choices"][0]["delta"];
+        if (delta.HasMember("content")) text += delta["content"].GetString();
+    }
+    CHECK(done);
+    CHECK(text == "Hello from the nous-http mock server.");
+    auto request = server.last_request();
+    CHECK(request.header("accept") == std::optional<std::string>("text/event-stream"));
+    CHECK(request.header("content-type") == std::optional<std::string>("application/json"));
+}
+
+TEST_CASE("a caller's Accept and Content-Type are kept (names compared case-insensitively)") {
+    MockServer server;
+    server.start();
+    Stream s = stream(server.base_url() + "/echo", "x", {{"ACCEPT", "application/x-ndjson"}, {"Content-Type", "text/plain"}});
+    drain(s);
+    auto request = server.last_request();
+    CHECK(request.header("accept") == std::optional<std::string>("application/x-ndjson"));
+    CHECK(request.header("content-type") == std::optional<std::string>("text/plain"));
+    int accepts = 0;
+    for (auto& [k, v] : request.headers) accepts += k == "accept";
+    CHECK(accepts == 1);
+}
+
+TEST_CASE("a 500 is one error item with status, headers and body") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        while (peer.read_request())
+            peer.send("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 14\r\nX-Request-Id: r1\r\n\r\n{\"error\":\"x\"}\n");
+    });
+    Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    REQUIRE(items[0].is_error());
+    CHECK(items[0].error.code == ErrorCode::http_status);
+    CHECK(items[0].error.status == 500);
+    CHECK(items[0].error.body == "{\"error\":\"x\"}\n");
+    bool has_id = false;
+    for (auto& [k, v] : items[0].error.headers) has_id |= k == "x-request-id" && v == "r1";
+    CHECK(has_id);
+}
+
+TEST_CASE("an unreachable host is one error item") {
+    const std::string backend = GENERATE("window", "pull");
+    Stream s = stream("http://127.0.0.1:1/v1/chat/completions", "{}", {}, with_backend(backend));
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    CHECK(items[0].error.code == ErrorCode::connect_failed);
+}
+
+TEST_CASE("bad input is the first item, and nothing is sent") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer server([](Peer& peer, std::uint64_t) { peer.read_request(); });
+    Stream a = stream(server.url(), "{}", {{"X-Evil", "a\r\nInjected: 1"}}, with_backend(backend));
+    auto items = drain(a);
+    REQUIRE(items.size() == 1);
+    CHECK(items[0].error.code == ErrorCode::invalid_argument);
+    Stream b = stream("ftp://127.0.0.1/x", "{}", {}, with_backend(backend));
+    CHECK(drain(b)[0].error.code == ErrorCode::invalid_argument);
+    CHECK(server.connections() == 0);
+}
+
+TEST_CASE("a body cut mid-event is truncated; a clean end without [DONE] is a normal end") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer cut([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: one\n\n") + chunk("data: tw"));
+        peer.close_write();
+    });
+    Stream s = stream(cut.url(), "{}", {}, with_backend(backend));
+    auto items = drain(s);
+    REQUIRE(items.size() == 2);
+    CHECK(items[0].event.data == "one");
+    CHECK(items[1].error.code == ErrorCode::truncated);
+
+    FaultServer clean([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("event: message_stop\ndata: {}\n\n") + "0\r\n\r\n");
+    });
+    Stream t = stream(clean.url(), "{}", {}, with_backend(backend));
+    auto end = drain(t);
+    REQUIRE(end.size() == 1);
+    CHECK(end[0].event.type == "message_stop");
+    CHECK_FALSE(t.stats().done_seen);
+
+    // Complete events, then a body short of its Content-Length: truncated too.
+    FaultServer short_length([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\ndata: a\n\n");
+        peer.close_write();
+    });
+    Stream u = stream(short_length.url(), "{}", {}, with_backend(backend));
+    auto short_items = drain(u);
+    REQUIRE(short_items.size() == 2);
+    CHECK(short_items[1].error.code == ErrorCode::truncated);
+}
+
+TEST_CASE("take 2 of 100 events, then drop the handle: no hang, the reader is gone") {
+    const std::string backend = GENERATE("window", "pull");
+    std::atomic<bool> client_gone{false};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        std::string body;
+        for (int i = 0; i < 100; ++i) body += chunk("data: event " + std::to_string(i) + "\n\n");
+        peer.send(kSseHead + body);
+        peer.stall();  // never ends the body: only the client can end this
+        client_gone = true;
+    });
+    const std::size_t before = live_streams();
+    {
+        Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+        auto first = s.next();
+        auto second = s.next();
+        REQUIRE(first);
+        REQUIRE(second);
+        CHECK(second->event.data == "event 1");
+        CHECK(live_streams() == before + 1);
+    }
+    CHECK(live_streams() == before);
+    CHECK(wait_until([&] { return client_gone.load(); }));  // the connection was closed
+}
+
+TEST_CASE("cancel from another thread ends a stream blocked in a read") {
+    const std::string backend = GENERATE("window", "pull");
+    std::atomic<bool> head_sent{false};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: first\n\n"));
+        head_sent = true;
+        peer.stall();
+    });
+    Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+    REQUIRE(s.next()->event.data == "first");
+    std::thread canceller([&] { s.cancel(); });
+    auto item = s.next();  // blocked until the cancel (or already cancelled)
+    canceller.join();
+    REQUIRE(item);
+    CHECK(item->error.code == ErrorCode::cancelled);
+    CHECK_FALSE(s.next().has_value());
+}
+
+TEST_CASE("dropping a stream blocked in connect returns") {
+    const std::string backend = GENERATE("window", "pull");
+    BlackholeListener blackhole;
+    Options o = with_backend(backend);
+    o.connect_timeout = 60s;
+    Stream s = stream("http://127.0.0.1:" + std::to_string(blackhole.port()) + "/", "{}", {}, o);
+    if (backend == "pull") {
+        std::thread canceller([&] {
+            // The pull stream connects inside next(): cancel it from here.
+            s.cancel();
+        });
+        auto item = s.next();
+        canceller.join();
+        REQUIRE(item);
+        CHECK(item->error.code == ErrorCode::cancelled);
+    }
+    // window: the destructor cancels the reader thread blocked in connect and joins it.
+}
+
+TEST_CASE("retries apply before the first event: 503 then a stream") {
+    std::atomic<int> requests{0};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        while (peer.read_request()) {
+            if (requests++ == 0) {
+                peer.send("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n");
+            } else {
+                peer.send(kSseHead + chunk("data: ok\n\n") + chunk("data: [DONE]\n\n") + "0\r\n\r\n");
+            }
+        }
+    });
+    std::vector<Milliseconds> sleeps;
+    RetryHooks hooks;
+    hooks.sleep = [&](Milliseconds d) { sleeps.push_back(d); };
+    Options o;
+    o.retry_hooks = &hooks;  // default max_retries: 2
+    Stream s = stream(server.url(), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE(items.size() == 2);
+    CHECK(items[0].event.data == "ok");
+    CHECK(sleeps == std::vector<Milliseconds>{1000ms});
+    CHECK(requests == 2);
+}
+
+TEST_CASE("a stream that ends cleanly gives its connection back to the pool") {
+    const std::string backend = GENERATE("window", "pull");
+    MockServer server;
+    server.start();
+    for (int i = 0; i < 3; ++i) {
+        Stream s = stream(server.base_url() + "/small", "{}", {}, with_backend(backend));
+        drain(s);  // to the end of the body: the reader released the connection before the end item
+    }
+    CHECK(server.connections_accepted() == 1);
+}
+
+TEST_CASE("past the concurrent streams cap a stream yields exactly one saturated item") {
+    Config c;
+    c.max_concurrent_streams = live_streams() + 2;
+    configure(c);
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead);
+        peer.stall();
+    });
+    {
+        Stream a = stream(server.url(), "{}");
+        Stream b = stream(server.url(), "{}", {}, with_backend("pull"));
+        Stream over = stream(server.url(), "{}");
+        auto items = drain(over);
+        REQUIRE(items.size() == 1);
+        CHECK(items[0].error.code == ErrorCode::saturated);
+    }
+    configure({});
+}
+
+TEST_CASE("NDJSON and JSON-array streams are selected by an option") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        std::string head;
+        while (peer.read_request(&head)) {
+            bool array = head.find("POST /array") == 0;
+            std::string body = array ? "[{\"a\":1},\n{\"b\":2}]" : "{\"a\":1}\n{\"b\":2}\n";
+            peer.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        }
+    });
+    for (auto format : {StreamFormat::ndjson, StreamFormat::json_array}) {
+        Options o = with_backend(backend);
+        o.stream_format = format;
+        Stream s = stream(server.url(format == StreamFormat::json_array ? "/array" : "/lines"), "{}", {}, o);
+        auto items = drain(s);
+        REQUIRE(items.size() == 2);
+        CHECK(items[0].event.data == "{\"a\":1}");
+        CHECK(items[1].event.data == "{\"b\":2}");
+    }
+}
+
+TEST_CASE("a custom decoder is used when given") {
+    class Upper : public Decoder {
+    public:
+        std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool&) override {
+            Event e;
+            e.type = "upper";
+            for (char c : bytes) e.data += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            out.push_back(e);
+            return std::nullopt;
+        }
+        std::optional<Error> finish(std::vector<Event>&) override { return std::nullopt; }
+    };
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (peer.read_request()) peer.send(ok_response("shout"));
+    });
+    Options o;
+    o.decoder = [] { return std::make_unique<Upper>(); };
+    Stream s = stream(server.url(), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    CHECK(items[0].event.data == "SHOUT");
+}
