@@ -24,6 +24,7 @@ struct Stream::State {
     std::deque<StreamItem> pending;
     std::vector<Event> scratch;
     bool finished = false;  ///< no more items will come from the source
+    bool cancel_reported = false;
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> items{0};
     std::atomic<bool> done_seen{false};
@@ -70,6 +71,14 @@ Stream::~Stream() {
 
 std::optional<StreamItem> Stream::next() {
     State& s = *state_;
+    if (s.cancelled.load() && !s.cancel_reported) {
+        // A cancel ends the stream at once, ahead of items already decoded.
+        s.cancel_reported = true;
+        if (!s.finished || !s.pending.empty()) {
+            s.pending.clear();
+            s.push_error(Error(ErrorCode::cancelled, "stream cancelled"));
+        }
+    }
     for (;;) {
         if (!s.pending.empty()) {
             StreamItem item = std::move(s.pending.front());
@@ -78,10 +87,6 @@ std::optional<StreamItem> Stream::next() {
             return item;
         }
         if (s.finished || !s.source) return std::nullopt;
-        if (s.cancelled.load()) {
-            s.push_error(Error(ErrorCode::cancelled, "stream cancelled"));
-            continue;
-        }
         ChunkSource::Piece piece = s.source->next();
         switch (piece.kind) {
             case ChunkSource::Piece::Kind::data: {
