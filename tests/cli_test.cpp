@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "fault_server.hpp"
+#include "firehose.hpp"
 #include "nous/http/mock_server.hpp"
 
 using namespace nous::http;
@@ -164,10 +165,101 @@ TEST_CASE("nouscli: a closed stdout exits 0 quietly") {
     CHECK(WEXITSTATUS(status) == 0);
 }
 
-TEST_CASE("nouscli --stream is a clear usage error until streaming lands") {
-    auto r = nouscli({"post", "http://127.0.0.1:1/x", "--stream"});
-    CHECK(r.code == 2);
-    CHECK(r.err.find("--stream") != std::string::npos);
+namespace {
+std::string chunk(std::string_view data) {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", data.size());
+    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
+}
+const std::string kSseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+const std::string kEvents = "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n" "data: line1\ndata: line2\n\n"
+                            "id\ndata: \"q\"\n\n" "data: [DONE]\n\n";
+
+/// Sends kEvents in pieces, then keeps the connection open (or cuts it).
+FaultServer sse_server(bool cut_early = false) {
+    return FaultServer([cut_early](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        if (cut_early) {
+            peer.send(kSseHead + chunk("data: one\n\n") + chunk("data: tw"));
+            peer.close_write();
+            return;
+        }
+        peer.send(kSseHead + chunk(kEvents.substr(0, 20)) + chunk(kEvents.substr(20)));
+        peer.stall();  // [DONE] must end the tool at once all the same
+    });
+}
+}  // namespace
+
+TEST_CASE("nouscli --stream prints each event's data per line and exits 0 at [DONE]") {
+    auto server = sse_server();
+    auto r = nouscli({"post", server.url("/v1/chat/completions"), "-d", "{}", "--stream"});
+    CHECK(r.code == 0);
+    CHECK(r.out == "{\"t\":\"a\"}\nline1\nline2\n\"q\"\n");
+}
+
+TEST_CASE("nouscli --stream --format jsonl: event name, decoded data, the last event id") {
+    auto server = sse_server();
+    auto r = nouscli({"post", server.url(), "--stream", "--format", "jsonl"});
+    CHECK(r.code == 0);
+    CHECK(r.out == "{\"event\":\"delta\",\"data\":\"{\\\"t\\\":\\\"a\\\"}\",\"id\":\"7\"}\n"
+                   "{\"event\":\"message\",\"data\":\"line1\\nline2\",\"id\":\"7\"}\n"
+                   "{\"event\":\"message\",\"data\":\"\\\"q\\\"\",\"id\":\"\"}\n");
+}
+
+TEST_CASE("nouscli --stream --format raw: the body after transfer decoding, up to and including [DONE]") {
+    auto server = sse_server();
+    auto r = nouscli({"post", server.url(), "--stream", "--format", "raw"});
+    CHECK(r.code == 0);
+    CHECK(r.out == kEvents);
+}
+
+TEST_CASE("nouscli --stream: a body that ends mid-stream exits 3; a 500 prints its body and exits 5") {
+    auto cut = sse_server(/*cut_early=*/true);
+    auto r = nouscli({"post", cut.url(), "--stream"});
+    CHECK(r.code == 3);
+    CHECK(r.out == "one\n");
+    MockServer server;
+    server.set_handler([](const MockRequest&, MockResponse& res) {
+        res.status = 500;
+        res.body = "{\"error\":\"boom\"}";
+        return true;
+    });
+    server.start();
+    auto e = nouscli({"post", server.base_url() + "/v1/chat/completions", "--stream"});
+    CHECK(e.code == 5);
+    CHECK(e.out == "{\"error\":\"boom\"}");
+}
+
+TEST_CASE("nouscli --stream: an event over 10 MiB exits 6; an event of 10 MiB is delivered whole") {
+    FaultServer server([](Peer& peer, std::uint64_t index) {
+        if (!peer.read_request()) return;
+        std::string data(10u << 20, 'x');
+        if (index == 1) data += 'y';
+        std::string body = "data: " + data + "\n\ndata: [DONE]\n\n";
+        peer.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    });
+    auto ok = nouscli({"post", server.url(), "--stream"});
+    CHECK(ok.code == 0);
+    CHECK(ok.out.size() == (10u << 20) + 1);
+    auto over = nouscli({"post", server.url(), "--stream"});
+    CHECK(over.code == 6);
+    CHECK(over.err.find("buffer_overflow") != std::string::npos);
+}
+
+TEST_CASE("nouscli --stream: a bad --format is a usage error") {
+    CHECK(nouscli({"post", "http://127.0.0.1:1/x", "--stream", "--format", "xml"}).code == 2);
+}
+
+TEST_CASE("nouscli --stream: a closed stdout cancels the request and exits 0") {
+    MockServerOptions o;
+    o.stream_tokens = 100000;
+    MockServer server(o);
+    server.start();
+    std::string cmd = "bash -c " + quote("set -o pipefail; " + quote(NOUSCLI_PATH) + " post " + server.base_url() +
+                                         "/v1/chat/completions -d '{\"stream\":true}' --stream | head -n 2 > /dev/null");
+    int status = std::system(cmd.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("nouscli mock-server serves completions on the port it prints") {
@@ -191,4 +283,33 @@ TEST_CASE("nouscli mock-server serves completions on the port it prints") {
     CHECK(r.code == 0);
     CHECK(r.out.find("chat.completion") != std::string::npos);
     std::remove(log.c_str());
+}
+
+TEST_CASE("nouscli --stream: while stdout is not read, the window holds and memory stays bounded") {
+    // A pipe nobody reads: nouscli blocks writing, stops consuming, its reader
+    // parks, and TCP holds the server back. Its peak RSS must stay far below
+    // what the server wanted to send (256 MiB).
+    Firehose firehose(256ull << 20);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(pipe_fds[1], 1);
+        ::close(pipe_fds[0]);
+        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream", (char*)nullptr);
+        ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    REQUIRE(wait_until([&] { return firehose.blocked.load() && firehose.written.load() > (8u << 20); }));
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    long hwm_kb = 0;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0) hwm_kb = std::stol(line.substr(6));
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ::close(pipe_fds[0]);
+    CHECK(hwm_kb > 0);
+    CHECK(hwm_kb < 64 * 1024);                          // MiB-scale bound: window 8 MiB + buffers
+    CHECK(firehose.written.load() < (64ull << 20));     // the server was held back
 }

@@ -4,7 +4,7 @@
 set -euo pipefail
 nouscli=${1:-build/tools/nouscli}
 log=$(mktemp)
-"$nouscli" mock-server --port 0 >"$log" 2>&1 &
+"$nouscli" mock-server --port 0 --tokens-per-second 25 --first-token-ms 200 >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do
@@ -18,3 +18,9 @@ echo "\$ nouscli post $base/v1/chat/completions -d '{\"model\":\"mock-1\",\"mess
   -H 'Authorization: Bearer sk-demo' \
   -d '{"model":"mock-1","messages":[{"role":"user","content":"Say hello"}]}'
 echo
+echo
+echo "\$ nouscli post $base/v1/chat/completions --stream -d '{\"model\":\"mock-1\",\"stream\":true,...}'"
+echo "(each line is one SSE event, printed as it arrives: 25 tokens/s after 200 ms)"
+"$nouscli" post "$base/v1/chat/completions" --stream \
+  -H 'Authorization: Bearer sk-demo' \
+  -d '{"model":"mock-1","stream":true,"messages":[{"role":"user","content":"Say hello"}]}'

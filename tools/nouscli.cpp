@@ -11,10 +11,15 @@
 #include <sstream>
 #include <thread>
 
-#include "headers.hpp"  // redaction shared with the library
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "decoders.hpp"  // is_malformed_stream
+#include "headers.hpp"   // redaction shared with the library
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
 #include "nous/http/mock_server.hpp"
+#include "nous/http/stream.hpp"
 #include "url.hpp"
 
 namespace po = boost::program_options;
@@ -45,6 +50,11 @@ int exit_code_for(const Error& e) {
         case ErrorCode::saturated: return stream_error;
     }
     return connection;
+}
+
+int exit_code_for_stream(const Error& e) {
+    if (nous::http::detail::is_malformed_stream(e)) return stream_error;
+    return exit_code_for(e);
 }
 
 int usage_error(const std::string& message) {
@@ -81,6 +91,54 @@ bool read_data_argument(const std::string& arg, std::string& body, std::string& 
     }
     body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     return true;
+}
+
+std::string jsonl_line(const Event& e) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    w.StartObject();
+    w.Key("event");
+    w.String(e.type.data(), static_cast<rapidjson::SizeType>(e.type.size()));
+    w.Key("data");
+    w.String(e.data.data(), static_cast<rapidjson::SizeType>(e.data.size()));
+    w.Key("id");
+    w.String(e.id.data(), static_cast<rapidjson::SizeType>(e.id.size()));
+    w.EndObject();
+    return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+/// Prints items as they arrive, flushed per item. stdout is blocking: a reader
+/// that stops reading stalls this loop and, through the window, the socket.
+int run_stream(const std::string& url, const std::string& body, const Headers& headers, const Options& options,
+               const std::string& format, std::FILE* out, bool include) {
+    Stream s = stream(url, body, headers, options);
+    bool head_printed = false;
+    while (auto item = s.next()) {
+        if (include && !head_printed && s.stats().status != 0) {
+            head_printed = true;
+            std::cerr << "HTTP/1.1 " << s.stats().status << "\r\n\r\n";
+        }
+        if (item->is_done()) return ok;  // [DONE] ends it at once, even on an open connection
+        if (item->is_error()) {
+            const Error& e = item->error;
+            if (e.code == ErrorCode::http_status) {
+                if (include) print_head(e.status, e.headers, "HTTP/1.1");
+                write_out(out, e.body);  // the error body, raw
+                return exit_code_for(e);
+            }
+            std::cerr << "nouscli: " << to_string(e.code) << ": " << e.message << "\n";
+            return exit_code_for_stream(e);
+        }
+        const Event& e = item->event;
+        bool written = format == "jsonl" ? write_out(out, jsonl_line(e))
+                       : format == "raw" ? write_out(out, e.data)
+                                         : write_out(out, e.data + "\n");
+        if (!written) {
+            s.cancel();  // closed stdout: stop the request, quietly
+            return ok;
+        }
+    }
+    return ok;
 }
 
 int cmd_post(int argc, char** argv) {
@@ -125,7 +183,9 @@ int cmd_post(int argc, char** argv) {
         return ok;
     }
     if (url.empty()) return usage_error("post needs a URL");
-    if (vm.count("stream")) return usage_error("--stream is not available in this build yet");
+    const bool streaming = vm.count("stream") > 0;
+    if (format != "data" && format != "jsonl" && format != "raw")
+        return usage_error("--format must be data, jsonl or raw");
     if (retry < 0) return usage_error("--retry must be >= 0");
 
     Headers headers;
@@ -150,6 +210,9 @@ int cmd_post(int argc, char** argv) {
     Options options;
     options.backend = backend;
     options.max_retries = retry;
+    options.stream_backend = stream_backend;
+    if (format == "raw") options.stream_format = StreamFormat::raw;
+    if (max_wait_ms >= 0) options.window_max_park = std::chrono::milliseconds(max_wait_ms);
     if (connect_ms >= 0) options.connect_timeout = std::chrono::milliseconds(connect_ms);
     if (timeout_ms >= 0) options.read_timeout = std::chrono::milliseconds(timeout_ms);
     options.insecure = vm.count("insecure") > 0;
@@ -171,6 +234,7 @@ int cmd_post(int argc, char** argv) {
         out = std::fopen(output.c_str(), "wb");
         if (!out) return usage_error("cannot write " + output);
     }
+    if (streaming) return run_stream(url, body, headers, options, format, out, include || verbose);
     auto result = post(url, body, headers, options);
     if (result.ok()) {
         const Response& r = result.value();
@@ -195,7 +259,6 @@ int cmd_post(int argc, char** argv) {
     return exit_code_for(e);
 }
 
-std::atomic<bool> g_stop{false};
 
 int cmd_mock_server(int argc, char** argv) {
     po::options_description desc("nouscli mock-server [options]");
