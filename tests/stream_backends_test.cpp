@@ -1,0 +1,116 @@
+// The resolution chain for streams: per call > NOUS_HTTP_STREAM_BACKEND > app config > "window".
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <mutex>
+
+#include "nous/http/log.hpp"
+#include "nous/http/mock_server.hpp"
+#include "nous/http/stream.hpp"
+
+using namespace nous::http;
+
+namespace {
+
+/// A stream backend that answers from memory: one event naming itself.
+class CannedSource : public ChunkSource {
+public:
+    explicit CannedSource(std::string body) : body_(std::move(body)) {}
+    Piece next() override {
+        Piece p;
+        if (sent_) return p;  // end
+        sent_ = true;
+        p.kind = Piece::Kind::data;
+        p.bytes = body_;
+        return p;
+    }
+    void cancel() noexcept override {}
+
+private:
+    std::string body_;
+    bool sent_ = false;
+};
+
+class CannedBackend : public StreamBackend {
+public:
+    explicit CannedBackend(std::string name) : name_(std::move(name)) {}
+    Stream open(const Request&, const Options& options) override {
+        return Stream(std::make_unique<CannedSource>("data: from " + name_ + "\n\n"), decoder_for(options));
+    }
+
+private:
+    std::string name_;
+};
+
+void register_canned(const std::string& name) {
+    register_stream_backend(name, [name] { return std::make_shared<CannedBackend>(name); });
+}
+
+std::string first_data(Stream s) {
+    auto item = s.next();
+    if (!item) return "<none>";
+    return item->is_event() ? item->event.data : "<error " + std::string(to_string(item->error.code)) + ">";
+}
+
+struct Env {
+    explicit Env(const char* v) { ::setenv("NOUS_HTTP_STREAM_BACKEND", v, 1); }
+    ~Env() { ::unsetenv("NOUS_HTTP_STREAM_BACKEND"); }
+};
+
+const char* kUnreachable = "http://127.0.0.1:1/v1/chat/completions";
+
+}  // namespace
+
+TEST_CASE("streams: per-call beats env beats config beats the window default") {
+    register_canned("s.a");
+    register_canned("s.b");
+    register_canned("s.c");
+    Config c;
+    c.stream_backend = "s.c";
+    configure(c);
+    {
+        Env env("s.b");
+        Options o;
+        o.stream_backend = "s.a";
+        CHECK(first_data(stream(kUnreachable, "{}", {}, o)) == "from s.a");
+        CHECK(first_data(stream(kUnreachable, "{}")) == "from s.b");
+    }
+    CHECK(first_data(stream(kUnreachable, "{}")) == "from s.c");
+    configure({});
+    CHECK(resolve_stream_backend_name({}).value() == "window");
+    MockServer server;
+    server.start();
+    CHECK(first_data(stream(server.base_url() + "/v1/chat/completions", R"({"stream":true})")).find("chat.completion.chunk") !=
+          std::string::npos);
+}
+
+TEST_CASE("streams: an unknown per-call name is invalid_argument; an unknown env name falls back to config, warned once") {
+    Options o;
+    o.stream_backend = "no.such.stream";
+    CHECK(first_data(stream(kUnreachable, "{}", {}, o)) == "<error invalid_argument>");
+    register_canned("s.cfg");
+    Config c;
+    c.stream_backend = "s.cfg";
+    configure(c);
+    std::mutex mutex;
+    int warnings = 0;
+    set_log_sink([&](LogLevel, std::string_view m) {
+        std::lock_guard lock(mutex);
+        warnings += m.find("stream.typo") != std::string_view::npos;
+    });
+    {
+        Env env("stream.typo");
+        CHECK(first_data(stream(kUnreachable, "{}")) == "from s.cfg");
+        CHECK(first_data(stream(kUnreachable, "{}")) == "from s.cfg");
+    }
+    set_log_sink(nullptr);
+    configure({});
+    CHECK(warnings == 1);
+}
+
+TEST_CASE("streams: a custom backend still gets bad input refused first") {
+    register_canned("s.guarded");
+    Options o;
+    o.stream_backend = "s.guarded";
+    CHECK(first_data(stream(kUnreachable, "{}", {{"X", "a\nb"}}, o)) == "<error invalid_argument>");
+}
