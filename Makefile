@@ -35,6 +35,7 @@ demo: deps build
 
 bench: deps build
 	$(BUILD)/bench/http_backend --seconds 2 --warmup 1
+	./bench/run_stream_bench.sh $(BUILD)/bench
 
 asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNOUS_SANITIZE=address,undefined

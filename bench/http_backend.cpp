@@ -34,6 +34,7 @@
 
 #include "nous/http/client.hpp"
 #include "nous/http/mock_server.hpp"
+#include "nous/http/stream.hpp"
 
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
@@ -86,6 +87,38 @@ struct NousClient : Client {
         }
         out = std::move(r->body);
         return r->status;
+    }
+};
+
+/// The stream API: every event decoded; the "body" is a digest of the events
+/// (count and bytes), so the same check (length + hash) applies.
+struct NousStreamClient : Client {
+    nous::http::Options options;
+    NousStreamClient(bool nodelay, const std::string& stream_backend) {
+        options.max_retries = 0;
+        options.tcp_nodelay = nodelay;
+        options.stream_backend = stream_backend;
+    }
+    int post(const std::string& url, const std::string& body, std::string& out) override {
+        nous::http::Stream s = nous::http::stream(url, body, {}, options);
+        std::uint64_t events = 0, bytes = 0, digest = 1469598103934665603ull;
+        bool done = false;
+        while (auto item = s.next()) {
+            if (item->is_error()) {
+                if (item->error.code == nous::http::ErrorCode::http_status) return item->error.status;
+                abort_run(std::string(nous::http::to_string(item->error.code)) + ": " + item->error.message);
+            }
+            if (item->is_done()) {
+                done = true;
+                break;
+            }
+            ++events;
+            bytes += item->event.data.size();
+            digest = (digest ^ fnv1a(item->event.data)) * 1099511628211ull;
+        }
+        if (!done) abort_run("stream ended without [DONE]");
+        out = std::to_string(events) + " events, " + std::to_string(bytes) + " bytes, digest " + std::to_string(digest);
+        return 200;
     }
 };
 
@@ -164,6 +197,8 @@ struct CurlClient : Client {
 std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
     if (name == "nous-pooled") return std::make_unique<NousClient>(nodelay, "pooled");
     if (name == "nous-curl") return std::make_unique<NousClient>(nodelay, "curl");
+    if (name == "nous-window") return std::make_unique<NousStreamClient>(nodelay, "window");
+    if (name == "nous-pull") return std::make_unique<NousStreamClient>(nodelay, "pull");
     if (name == "ref-poco") return std::make_unique<PocoClient>(nodelay);
 #ifdef NOUS_BENCH_HAVE_CURL
     if (name == "ref-curl") return std::make_unique<CurlClient>(nodelay);
@@ -179,6 +214,7 @@ struct Scenario {
     int sequential;       ///< requests per worker per iteration
     std::string path;
     std::size_t request_bytes;
+    bool streamed = false;  ///< through the stream API (stream clients only)
 };
 
 const std::vector<Scenario>& scenarios() {
@@ -187,6 +223,7 @@ const std::vector<Scenario>& scenarios() {
         {"parallel_50", 50, 1, "/small", 1024},
         {"large_body", 10, 1, "/large", 256 * 1024},
         {"large_seq", 1, 10, "/large", 1024},
+        {"sse_firehose", 1, 1, "/sse100m", 64, true},
     };
     return all;
 }
@@ -201,6 +238,7 @@ struct Stats {
     std::vector<double> ms;  ///< per-iteration durations
     double seconds = 0;
     long peak_rss_kb = 0;
+    double bytes_per_iteration = 0, events_per_iteration = 0;  ///< streamed scenarios
     double ips() const { return ms.empty() ? 0 : static_cast<double>(ms.size()) / seconds; }
     double pct(double p) const {
         if (ms.empty()) return 0;
@@ -240,11 +278,16 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
         if (status != 200) abort_run("probe status " + std::to_string(status));
         expect = {probe.size(), fnv1a(probe)};
     }
+    Stats stats;
+    if (sc.streamed) {
+        // probe = "<events> events, <bytes> bytes, digest <d>"
+        stats.events_per_iteration = std::stod(probe);
+        stats.bytes_per_iteration = std::stod(probe.substr(probe.find(", ") + 2));
+    }
     const int workers = sc.concurrency;
     std::vector<std::unique_ptr<Client>> clients;
     for (int i = 0; i < workers; ++i) clients.push_back(make_client(client_name, nodelay));
 
-    Stats stats;
     std::atomic<bool> stop{false};
     std::barrier start(workers + 1), done(workers + 1);
     std::vector<std::thread> threads;
@@ -293,8 +336,12 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
 }
 
 void print_json(const std::string& client, const std::string& scenario, const Stats& s) {
-    std::printf("{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"n\":%zu}\n",
+    std::printf("{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"n\":%zu",
                 client.c_str(), scenario.c_str(), s.ips(), s.pct(0.5), s.pct(0.99), s.ms.size());
+    if (s.bytes_per_iteration > 0)
+        std::printf(",\"mib_s\":%.1f,\"events_s\":%.0f,\"peak_rss_kb\":%ld", s.ips() * s.bytes_per_iteration / 1048576.0,
+                    s.ips() * s.events_per_iteration, s.peak_rss_kb);
+    std::printf("}\n");
     std::fflush(stdout);
 }
 
@@ -338,13 +385,14 @@ int main(int argc, char** argv) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
 #endif
     if (!url_base.empty()) {
-        if (client.empty()) client = "nous-" + backend;
+        if (client.empty()) client = scenario == "sse_firehose" ? "nous-" + (stream_backend.empty() ? std::string("window") : stream_backend)
+                                                                : "nous-" + backend;
         for (const auto& sc : scenarios())
             if (sc.name == scenario) {
                 print_json(client, sc.name, run(client, sc, url_base, nodelay != 0, warmup, seconds));
                 return 0;
             }
-        std::cerr << "http_backend: --url-base needs --scenario small_post|parallel_50|large_body|large_seq\n";
+        std::cerr << "http_backend: --url-base needs --scenario small_post|parallel_50|large_body|large_seq|sse_firehose\n";
         return 2;
     }
 
@@ -362,6 +410,17 @@ int main(int argc, char** argv) {
                 "median_ms", "p99_ms", "min_ms", "max_ms", "n", "rss_kb");
     for (const auto& sc : scenarios()) {
         if (!scenario.empty() && scenario != sc.name) continue;
+        if (sc.streamed) {
+            // The stream API only: every event decoded. The reference clients have no stream parser.
+            for (const char* c : {"nous-window", "nous-pull"}) {
+                if (!client.empty() && client != c) continue;
+                Stats st = run(c, sc, server.base_url(), nodelay != 0, warmup, seconds);
+                print_row(c, sc.name, st);
+                std::printf("%-13s %-13s   %.1f MiB/s, %.0f events/s\n", "", "", st.ips() * st.bytes_per_iteration / 1048576.0,
+                            st.ips() * st.events_per_iteration);
+            }
+            continue;
+        }
         for (const auto& c : clients) print_row(c, sc.name, run(c, sc, server.base_url(), nodelay != 0, warmup, seconds));
     }
     if (scenario.empty() || scenario == "nagle") {

@@ -320,7 +320,16 @@ struct MockServer::Impl {
             } else if (route == "/v1/chat/completions" && request.method == "POST") {
                 bool stream = false;
                 response = completion(request, stream);
-                ok = (stream && response.status == 200) ? stream_completion(fd) : write_response(fd, response);
+                if (stream && response.status == 200) {
+                    ok = stream_completion(fd);
+                } else {
+                    // A non-streamed completion takes as long as generating it would.
+                    auto generation = options.first_token_latency;
+                    if (options.tokens_per_second > 0)
+                        generation += std::chrono::milliseconds(
+                            static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
+                    ok = (generation.count() == 0 || sleep_for(generation)) && write_response(fd, response);
+                }
             } else if (route == "/v1/models") {
                 response.body = R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
                 ok = write_response(fd, response);

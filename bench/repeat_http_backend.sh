@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs bench/http_backend RUNS times and prints, per scenario and client, the
+# iterations/s of every run, their median, and the median ratio of
+# nous-pooled to each reference row (run-to-run spread shown as min..max).
+# usage: bench/repeat_http_backend.sh [RUNS] [http_backend flags...]
+set -euo pipefail
+runs=${1:-5}
+shift || true
+bin=${BIN:-build/bench/http_backend}
+out=$(mktemp)
+for i in $(seq 1 "$runs"); do
+  "$bin" "$@" | awk -v run="$i" '!/^#/ && $1 != "client" && NF >= 10 { print run, $1, $2, $3, $6 }' >>"$out"
+done
+awk '
+  { key = $3 " " $2; ips[key] = ips[key] " " $4; med[key] = med[key] " " $5; n[key]++
+    scen[$3] = 1; run_ips[$1 " " $3 " " $2] = $4 }
+  END {
+    printf "%-13s %-13s %-44s %10s\n", "scenario", "client", "iterations/s per run", "median"
+    for (k in ips) {
+      split(k, p, " "); m = split(ips[k], v, " "); asort(v)
+      printf "%-13s %-13s %-44s %10.1f\n", p[1], p[2], ips[k], v[int((m + 1) / 2)]
+    }
+    print ""
+    printf "%-13s %-10s %8s %8s %8s   (nous-pooled ips / reference ips, per run)\n", "scenario", "reference", "min", "median", "max"
+    for (s in scen) for (r = 0; r < 2; r++) {
+      ref = r == 0 ? "ref-poco" : "ref-curl"; c = 0; delete q
+      for (k in run_ips) { split(k, p, " "); if (p[2] == s && p[3] == "nous-pooled") {
+        other = p[1] " " s " " ref; if (other in run_ips) q[++c] = run_ips[k] / run_ips[other] } }
+      if (c == 0) continue
+      asort(q); printf "%-13s %-10s %8.2f %8.2f %8.2f\n", s, ref, q[1], q[int((c + 1) / 2)], q[c]
+    }
+  }' "$out" | sort -s -k1,1
+rm -f "$out"
