@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <rapidjson/document.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,6 +82,16 @@ std::string chunk_event(std::string_view content, bool json_escape_needed = fals
     e += content;
     e += "\"},\"finish_reason\":null}]}\n\n";
     return e;
+}
+
+const std::string& small_body_ref() {
+    static const std::string body = filler_json(1024, "small");
+    return body;
+}
+
+const std::string& large_body_ref() {
+    static const std::string body = filler_json(256 * 1024, "large");
+    return body;
 }
 
 const char* const kWords[] = {"Hello", " from", " the", " nous", "-http", " mock", " server", ".",
@@ -204,26 +215,52 @@ struct MockServer::Impl {
     }
 
     bool write_response(int fd, const MockResponse& response) {
-        std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + reason_for(response.status) + "\r\n";
+        return write_response(fd, response.status, response.headers, response.body);
+    }
+
+    /// `body` may be a static buffer: the benchmark bodies are never copied per request.
+    bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
+                        std::string_view body) {
+        std::string head = "HTTP/1.1 " + std::to_string(status) + " " + reason_for(status) + "\r\n";
         bool has_type = false;
-        for (const auto& [k, v] : response.headers) {
+        for (const auto& [k, v] : headers) {
             head += k + ": " + v + "\r\n";
             if (lower(k) == "content-type") has_type = true;
         }
         if (!has_type) head += "Content-Type: application/json\r\n";
-        bool no_body = response.status == 204 || response.status == 304 || response.status < 200;
-        if (!no_body) head += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
+        bool no_body = status == 204 || status == 304 || status < 200;
+        if (!no_body) head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
         head += "\r\n";
         if (options.nagle) {
             // Two writes with Nagle on: the body waits for the client's ACK of the head.
             if (!send_all(fd, head)) return false;
-            return no_body || send_all(fd, response.body);
+            return no_body || send_all(fd, body);
         }
-        if (response.body.size() <= 64 * 1024 || no_body) {
-            if (!no_body) head += response.body;
-            return send_all(fd, head);
+        if (no_body) return send_all(fd, head);
+        // Head and body in one sendmsg, whatever the size.
+        iovec parts[2] = {{head.data(), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+        std::size_t total = head.size() + body.size(), sent = 0;
+        while (sent < total) {
+            msghdr msg{};
+            msg.msg_iov = parts;
+            msg.msg_iovlen = 2;
+            ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return false;
+            }
+            sent += static_cast<std::size_t>(n);
+            if (sent >= total) break;
+            // Advance the iovecs past what was sent.
+            std::size_t skip = static_cast<std::size_t>(n);
+            for (auto& part : parts) {
+                std::size_t take = std::min(skip, part.iov_len);
+                part.iov_base = static_cast<char*>(part.iov_base) + take;
+                part.iov_len -= take;
+                skip -= take;
+            }
         }
-        return send_all(fd, head) && send_all(fd, response.body);
+        return true;
     }
 
     /// One chunk of a chunked body; `last` adds the terminating chunk in the same write.
@@ -334,11 +371,9 @@ struct MockServer::Impl {
                 response.body = R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
                 ok = write_response(fd, response);
             } else if (route == "/small") {
-                response.body = small_body();
-                ok = write_response(fd, response);
+                ok = write_response(fd, 200, {}, small_body_ref());
             } else if (route == "/large") {
-                response.body = large_body();
-                ok = write_response(fd, response);
+                ok = write_response(fd, 200, {}, large_body_ref());
             } else if (route == "/sse100m") {
                 ok = firehose(fd);
             } else if (route == "/echo") {
@@ -426,14 +461,7 @@ MockRequest MockServer::last_request() const {
     return impl_->last;
 }
 
-std::string MockServer::small_body() {
-    static const std::string body = filler_json(1024, "small");
-    return body;
-}
-
-std::string MockServer::large_body() {
-    static const std::string body = filler_json(256 * 1024, "large");
-    return body;
-}
+std::string MockServer::small_body() { return std::string(small_body_ref()); }
+std::string MockServer::large_body() { return std::string(large_body_ref()); }
 
 }  // namespace nous::http
