@@ -93,9 +93,12 @@ public:
 
 private:
     void set_send_timeout(const Deadlines& deadlines);
+    void set_receive_timeout(int ms);
+    IoResult read_plain(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
 
     std::unique_ptr<PocoSession> session_;
     int send_timeout_ms_ = -1;
+    int receive_timeout_ms_ = -1;
     int fd_ = -1;
     bool tls_ = false;
     bool via_proxy_ = false;
