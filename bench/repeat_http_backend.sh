@@ -2,7 +2,8 @@
 # Runs bench/http_backend RUNS times and prints, per scenario and client, the
 # iterations/s of every run, their median, and the median ratio of
 # nous-pooled to each reference row (run-to-run spread shown as min..max).
-# usage: bench/repeat_http_backend.sh [RUNS] [http_backend flags...]
+# usage: [RAW_DIR=dir] bench/repeat_http_backend.sh [RUNS] [http_backend flags...]
+# Each run's full table is kept in $RAW_DIR (default /tmp) as http_backend-run-N.txt.
 set -euo pipefail
 runs=${1:-5}
 shift || true
@@ -10,7 +11,7 @@ bin=${BIN:-build/bench/http_backend}
 if [ "${SUMMARIZE_ONLY:-}" != "" ]; then out=/dev/null; else out=$(mktemp); fi
 [ "${SUMMARIZE_ONLY:-}" != "" ] && runs=0
 for i in $(seq 1 "$runs"); do
-  "$bin" "$@" | awk -v run="$i" '!/^#/ && $1 != "client" && NF >= 10 { print run, $1, $2, $3, $6 }' >>"$out"
+  "$bin" "$@" | tee "${RAW_DIR:-/tmp}/http_backend-run-$i.txt" | awk -v run="$i" '!/^#/ && $1 != "client" && NF >= 10 { print run, $1, $2, $3, $6 }' >>"$out"
 done
 summarize() {
   # mawk has no asort(): a small insertion sort.
