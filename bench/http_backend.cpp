@@ -33,6 +33,7 @@
 #endif
 
 #include "nous/http/client.hpp"
+#include "bench_util.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
 
@@ -255,15 +256,7 @@ struct Stats {
     }
 };
 
-long read_vm_hwm_kb() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-    return 0;
-}
 
-void reset_vm_hwm() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 Stats run(const std::string& client_name, const Scenario& sc, const std::string& base, bool nodelay,
           double warmup_s, double seconds) {
@@ -317,7 +310,7 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
     };
     auto warm_until = Clock::now() + std::chrono::duration<double>(warmup_s);
     while (Clock::now() < warm_until) iterate();
-    reset_vm_hwm();
+    nous::bench::reset_peak_rss();
     auto t0 = Clock::now();
     auto until = t0 + std::chrono::duration<double>(seconds);
     while (Clock::now() < until) {
@@ -326,7 +319,7 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
         stats.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
     }
     stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    stats.peak_rss_kb = read_vm_hwm_kb();
+    stats.peak_rss_kb = nous::bench::peak_rss_kb();
     if (workers > 1) {
         stop = true;
         start.arrive_and_wait();

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
 
@@ -28,14 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-long vm_hwm_kb() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-    return 0;
-}
-void reset_vm_hwm() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 struct Row {
     std::string backend, consumer;
@@ -46,7 +39,7 @@ struct Row {
 };
 
 Row run(const std::string& url, const std::string& label, Options o, double slow_mib_s) {
-    reset_vm_hwm();
+    nous::bench::reset_peak_rss();
     auto start = Clock::now();
     Stream s = stream(url, R"({"stream":true})", {}, o);
     std::uint64_t bytes = 0, events = 0;
@@ -75,7 +68,7 @@ Row run(const std::string& url, const std::string& label, Options o, double slow
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     auto st = s.stats();
     return Row{label, slow_mib_s > 0 ? "slow" : "fast", secs, static_cast<double>(st.bytes) / 1048576.0 / secs,
-               static_cast<double>(events) / secs, vm_hwm_kb(), st.parks, st.peak_inflight_bytes};
+               static_cast<double>(events) / secs, nous::bench::peak_rss_kb(), st.parks, st.peak_inflight_bytes};
 }
 
 struct Blackhole {

@@ -166,12 +166,6 @@ TEST_CASE("nouscli: a closed stdout exits 0 quietly") {
 }
 
 namespace {
-std::string chunk(std::string_view data) {
-    char size[16];
-    std::snprintf(size, sizeof size, "%zx", data.size());
-    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
-}
-const std::string kSseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
 const std::string kEvents = "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n" "data: line1\ndata: line2\n\n"
                             "id\ndata: \"q\"\n\n" "data: [DONE]\n\n";
 

@@ -7,18 +7,13 @@
 #include <random>
 #include <sstream>
 
+#include "decoder_fixtures.hpp"  // every_byte, random_cuts, slurp
 #include "http1_parser.hpp"
 
 using namespace nous::http::detail;
 
 namespace {
 
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 struct Decoded {
     int status = 0;
@@ -81,23 +76,6 @@ Decoded decode(const std::string& raw, const std::vector<std::size_t>& cuts) {
     return d;
 }
 
-std::vector<std::size_t> every_byte(std::size_t n) {
-    std::vector<std::size_t> cuts;
-    for (std::size_t i = 1; i < n; ++i) cuts.push_back(i);
-    return cuts;
-}
-
-std::vector<std::size_t> random_cuts(std::size_t n, std::mt19937& rng) {
-    std::vector<std::size_t> cuts;
-    if (n < 2) return cuts;
-    std::uniform_int_distribution<std::size_t> pick(1, n - 1);
-    int count = std::uniform_int_distribution<int>(1, 8)(rng);
-    for (int i = 0; i < count; ++i) cuts.push_back(pick(rng));
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    return cuts;
-}
-
 }  // namespace
 
 TEST_CASE("HTTP/1 fixtures decode the same whole, byte by byte and at random splits") {
@@ -109,8 +87,8 @@ TEST_CASE("HTTP/1 fixtures decode the same whole, byte by byte and at random spl
         ++fixtures;
         auto stem = entry.path().stem().string();
         INFO("fixture " << stem);
-        std::string raw = read_file(entry.path());
-        std::istringstream expect(read_file(dir / (stem + ".expect")));
+        std::string raw = nous::test::slurp(entry.path());
+        std::istringstream expect(nous::test::slurp(dir / (stem + ".expect")));
         Decoded want;
         std::string key;
         while (expect >> key) {
@@ -118,7 +96,7 @@ TEST_CASE("HTTP/1 fixtures decode the same whole, byte by byte and at random spl
             if (key == "outcome") expect >> want.outcome;
             if (key == "keepalive") expect >> want.keep_alive;
         }
-        if (std::filesystem::exists(dir / (stem + ".body"))) want.body = read_file(dir / (stem + ".body"));
+        if (std::filesystem::exists(dir / (stem + ".body"))) want.body = nous::test::slurp(dir / (stem + ".body"));
 
         Decoded whole = decode(raw, {});
         CHECK(whole.status == want.status);
@@ -126,8 +104,8 @@ TEST_CASE("HTTP/1 fixtures decode the same whole, byte by byte and at random spl
         if (want.outcome != "protocol") CHECK(whole.body == want.body);
         if (want.outcome == "complete") CHECK(whole.keep_alive == want.keep_alive);
 
-        CHECK(decode(raw, every_byte(raw.size())) == whole);
-        for (int i = 0; i < 50; ++i) CHECK(decode(raw, random_cuts(raw.size(), rng)) == whole);
+        CHECK(decode(raw, nous::test::every_byte(raw.size())) == whole);
+        for (int i = 0; i < 50; ++i) CHECK(decode(raw, nous::test::random_cuts(raw.size(), rng)) == whole);
     }
     CHECK(fixtures >= 15);
 }

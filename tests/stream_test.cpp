@@ -19,13 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string chunk(std::string_view data) {
-    char size[16];
-    std::snprintf(size, sizeof size, "%zx", data.size());
-    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
-}
 
-const std::string kSseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 Options with_backend(const std::string& backend) {
     Options o;

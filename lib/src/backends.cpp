@@ -2,30 +2,22 @@
 
 #include <Poco/Base64Encoder.h>
 
-#include <map>
-#include <mutex>
 #include <sstream>
 
 #include "internal.hpp"
+#include "named_registry.hpp"
 
 namespace nous::http {
 
 namespace {
 
-struct Entry {
-    BackendFactory factory;
-    std::shared_ptr<Backend> instance;
-};
-
-struct Registry {
-    std::mutex mutex;
-    std::map<std::string, Entry> entries;
-    Registry() { entries["pooled"] = Entry{[] { return detail::make_pooled_backend(); }, nullptr}; }
-};
-
-Registry& registry() {
-    static Registry r;
-    return r;
+detail::NamedRegistry<Backend>& registry() {
+    static auto* r = [] {
+        auto* made = new detail::NamedRegistry<Backend>;  // never destroyed: used until exit
+        made->add("pooled", [] { return detail::make_pooled_backend(); });
+        return made;
+    }();
+    return *r;
 }
 
 /// Built-in backends this build may lack (curl is optional).
@@ -38,11 +30,7 @@ bool known_not_built(const std::string& name) {
 #endif
 }
 
-bool available(const std::string& name) {
-    auto& r = registry();
-    std::lock_guard lock(r.mutex);
-    return r.entries.count(name) != 0;
-}
+bool available(const std::string& name) { return registry().contains(name); }
 
 detail::ChainSpec post_chain(const detail::EnvSnapshot& env, const Config& config) {
     return detail::ChainSpec{"backend", "NOUS_HTTP_BACKEND", env.http_backend, "pooled", config.backend,
@@ -51,19 +39,9 @@ detail::ChainSpec post_chain(const detail::EnvSnapshot& env, const Config& confi
 
 }  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory) {
-    auto& r = registry();
-    std::lock_guard lock(r.mutex);
-    r.entries[name] = Entry{std::move(factory), nullptr};
-}
+void register_backend(const std::string& name, BackendFactory factory) { registry().add(name, std::move(factory)); }
 
-std::vector<std::string> backend_names() {
-    auto& r = registry();
-    std::lock_guard lock(r.mutex);
-    std::vector<std::string> names;
-    for (const auto& [name, entry] : r.entries) names.push_back(name);
-    return names;
-}
+std::vector<std::string> backend_names() { return registry().names(); }
 
 Result<std::string> resolve_backend_name(const Options& options) {
     auto env = detail::read_env();
@@ -127,28 +105,12 @@ Result<std::string> resolve_chain(const ChainSpec& spec, const std::string& per_
 Result<std::shared_ptr<Backend>> backend_for(const Options& options, const EnvSnapshot& env, const Config& config) {
     // The common case: nothing names a backend.
     if (options.backend.empty() && !env.http_backend && !config.backend) {
-        static const std::shared_ptr<Backend> pooled = make_pooled_backend();
+        static const auto pooled = registry().get("pooled", "backend");  // the registry's own instance
         return pooled;
     }
     auto name = resolve_chain(post_chain(env, config), options.backend);
     if (!name) return name.error();
-    auto& r = registry();
-    BackendFactory factory;
-    {
-        std::lock_guard lock(r.mutex);
-        auto it = r.entries.find(name.value());
-        if (it == r.entries.end())
-            return Error(ErrorCode::backend_unavailable, "backend '" + name.value() + "' vanished");
-        if (it->second.instance) return it->second.instance;
-        factory = it->second.factory;
-    }
-    // Run the factory outside the lock: it may call back into the library.
-    std::shared_ptr<Backend> made = factory ? factory() : nullptr;
-    if (!made) return Error(ErrorCode::backend_unavailable, "backend '" + name.value() + "' could not be created");
-    std::lock_guard lock(r.mutex);
-    auto& entry = r.entries[name.value()];
-    if (!entry.instance) entry.instance = made;
-    return entry.instance;
+    return registry().get(name.value(), "backend");
 }
 
 }  // namespace detail

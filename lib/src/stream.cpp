@@ -11,6 +11,7 @@
 #include "decoders.hpp"
 #include "headers.hpp"
 #include "internal.hpp"
+#include "named_registry.hpp"
 #include "proxy.hpp"
 #include "stream_backends.hpp"
 
@@ -218,30 +219,17 @@ private:
     bool window_;
 };
 
-struct StreamEntry {
-    StreamBackendFactory factory;
-    std::shared_ptr<StreamBackend> instance;
-};
-
-struct StreamRegistry {
-    std::mutex mutex;
-    std::map<std::string, StreamEntry> entries;
-    StreamRegistry() {
-        entries["window"] = {nullptr, std::make_shared<BuiltinStreamBackend>(true)};
-        entries["pull"] = {nullptr, std::make_shared<BuiltinStreamBackend>(false)};
-    }
-};
-
-StreamRegistry& stream_registry() {
-    static StreamRegistry r;
-    return r;
+detail::NamedRegistry<StreamBackend>& stream_registry() {
+    static auto* r = [] {
+        auto* made = new detail::NamedRegistry<StreamBackend>;  // never destroyed: used until exit
+        made->add_instance("window", std::make_shared<BuiltinStreamBackend>(true));
+        made->add_instance("pull", std::make_shared<BuiltinStreamBackend>(false));
+        return made;
+    }();
+    return *r;
 }
 
-bool stream_available(const std::string& name) {
-    auto& r = stream_registry();
-    std::lock_guard lock(r.mutex);
-    return r.entries.count(name) != 0;
-}
+bool stream_available(const std::string& name) { return stream_registry().contains(name); }
 
 bool stream_known_not_built(const std::string&) { return false; }
 
@@ -254,37 +242,16 @@ Result<std::shared_ptr<StreamBackend>> stream_backend_for(const Options& options
                                                           const Config& config) {
     auto name = detail::resolve_chain(stream_chain(env, config), options.stream_backend);
     if (!name) return name.error();
-    auto& r = stream_registry();
-    StreamBackendFactory factory;
-    {
-        std::lock_guard lock(r.mutex);
-        auto& entry = r.entries[name.value()];
-        if (entry.instance) return entry.instance;
-        factory = entry.factory;
-    }
-    std::shared_ptr<StreamBackend> made = factory ? factory() : nullptr;
-    if (!made) return Error(ErrorCode::backend_unavailable, "stream backend '" + name.value() + "' could not be created");
-    std::lock_guard lock(r.mutex);
-    auto& entry = r.entries[name.value()];
-    if (!entry.instance) entry.instance = made;
-    return entry.instance;
+    return stream_registry().get(name.value(), "stream backend");
 }
 
 }  // namespace
 
 void register_stream_backend(const std::string& name, StreamBackendFactory factory) {
-    auto& r = stream_registry();
-    std::lock_guard lock(r.mutex);
-    r.entries[name] = StreamEntry{std::move(factory), nullptr};
+    stream_registry().add(name, std::move(factory));
 }
 
-std::vector<std::string> stream_backend_names() {
-    auto& r = stream_registry();
-    std::lock_guard lock(r.mutex);
-    std::vector<std::string> names;
-    for (const auto& [name, entry] : r.entries) names.push_back(name);
-    return names;
-}
+std::vector<std::string> stream_backend_names() { return stream_registry().names(); }
 
 Result<std::string> resolve_stream_backend_name(const Options& options) {
     const auto env = detail::read_env();

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <stdexcept>
 
 namespace nous::test {
@@ -142,6 +143,12 @@ FaultServer::~FaultServer() { stop(); }
 std::string ok_response(std::string_view body, std::string_view extra_headers) {
     return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) +
            "\r\n" + std::string(body);
+}
+
+std::string chunk(std::string_view data) {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", data.size());
+    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
 }
 
 BlackholeListener::BlackholeListener() {

@@ -72,6 +72,13 @@ private:
 /// "HTTP/1.1 200 OK" response with Content-Length.
 std::string ok_response(std::string_view body, std::string_view extra_headers = "");
 
+/// One chunk of a chunked body: size line, data, CRLF.
+std::string chunk(std::string_view data);
+
+/// The head of a chunked text/event-stream response.
+inline const std::string kSseHead =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+
 /// A listening socket with backlog 0 whose queue is filled, so that further
 /// connects time out (poco-1.11.md, "Testing tricks on loopback").
 class BlackholeListener {
