@@ -240,6 +240,14 @@ TEST_CASE("nouscli --stream: an event over 10 MiB exits 6; an event of 10 MiB is
     CHECK(over.err.find("buffer_overflow") != std::string::npos);
 }
 
+TEST_CASE("nouscli --stream -i prints the status line and headers to stderr") {
+    auto server = sse_server();
+    auto r = nouscli({"post", server.url(), "--stream", "-i"});
+    CHECK(r.code == 0);
+    CHECK(r.err.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(r.err.find("content-type: text/event-stream") != std::string::npos);
+}
+
 TEST_CASE("nouscli --stream: a bad --format is a usage error") {
     CHECK(nouscli({"post", "http://127.0.0.1:1/x", "--stream", "--format", "xml"}).code == 2);
 }

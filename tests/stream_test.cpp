@@ -56,6 +56,9 @@ TEST_CASE("hello, world, [DONE]: two events, then done, then the end") {
     CHECK(s.stats().done_seen);
     CHECK(s.stats().items == 2);
     CHECK(s.stats().status == 200);
+    bool has_type = false;
+    for (auto& [k, v] : s.response_headers()) has_type |= k == "content-type" && v == "text/event-stream";
+    CHECK(has_type);
 }
 
 TEST_CASE("the mock server's streamed completion arrives token by token; range-for works") {

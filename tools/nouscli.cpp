@@ -116,7 +116,7 @@ int run_stream(const std::string& url, const std::string& body, const Headers& h
     while (auto item = s.next()) {
         if (include && !head_printed && s.stats().status != 0) {
             head_printed = true;
-            std::cerr << "HTTP/1.1 " << s.stats().status << "\r\n\r\n";
+            print_head(s.stats().status, s.response_headers(), "HTTP/1.1");
         }
         if (item->is_done()) return ok;  // [DONE] ends it at once, even on an open connection
         if (item->is_error()) {

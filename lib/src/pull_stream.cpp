@@ -2,6 +2,7 @@
 // from the socket on the caller's thread. Nothing is buffered beyond it.
 
 #include <csignal>
+#include <mutex>
 
 #include "cancel.hpp"
 #include "stream_backends.hpp"
@@ -52,6 +53,10 @@ public:
         if (!opened_) {
             opened_ = true;
             if (auto e = request_.open()) return fail(std::move(*e));
+            {
+                std::lock_guard lock(mutex_);
+                headers_ = request_.headers();
+            }
             status_ = request_.status();
         }
         Error error;
@@ -72,6 +77,11 @@ public:
     }
 
     void cancel() noexcept override { token_.cancel(); }
+
+    Headers response_headers() const override {
+        std::lock_guard lock(mutex_);
+        return headers_;
+    }
 
     StreamStats stats() const override {
         StreamStats s;
@@ -99,6 +109,8 @@ private:
     std::atomic<std::uint64_t> bytes_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
+    mutable std::mutex mutex_;
+    Headers headers_;  ///< guarded by mutex_
 };
 
 }  // namespace

@@ -134,6 +134,10 @@ StreamStats Stream::stats() const {
     return s;
 }
 
+Headers Stream::response_headers() const {
+    return state_->source ? state_->source->response_headers() : Headers{};
+}
+
 std::unique_ptr<Decoder> decoder_for(const Options& options) {
     if (options.decoder) return options.decoder();
     const std::size_t cap = options.max_event_bytes.value_or(defaults::max_event_bytes);

@@ -37,6 +37,8 @@ public:
     /// answer becomes an http_status error carrying its body (at most 10 MiB).
     std::optional<Error> open();
     int status() const noexcept { return status_; }
+    /// The 2xx response's headers (after open() succeeded).
+    const Headers& headers() const noexcept { return reader_->head().headers; }
     /// The next piece of body (after open() succeeded).
     ResponseReader::Piece read(std::string& out, Error& error);
     /// Gives the connection back: to the pool when the body was read to its end.

@@ -84,6 +84,8 @@ public:
     /// keeping the connection when the body is already complete.
     virtual void finish_after_done() noexcept {}
     virtual StreamStats stats() const { return {}; }
+    /// The response headers once the head arrived (lower-case names). Thread-safe.
+    virtual Headers response_headers() const { return {}; }
 };
 
 /// A move-only handle on a streaming response. Not thread-safe except cancel()
@@ -104,6 +106,8 @@ public:
     void cancel() noexcept;
     /// Thread-safe.
     StreamStats stats() const;
+    /// The response headers (lower-case names), once `stats().status` is set. Thread-safe.
+    Headers response_headers() const;
 
     class iterator {
     public:
