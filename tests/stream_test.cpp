@@ -270,6 +270,21 @@ TEST_CASE("a stream that ends cleanly gives its connection back to the pool") {
     CHECK(server.connections_accepted() == 1);
 }
 
+TEST_CASE("pull: streams that end at [DONE] still give their connection back") {
+    // The mock server sends [DONE] and the last chunk together; after [DONE]
+    // the pull stream reads the rest of the body (5 ms budget) and pools the connection.
+    MockServer server;
+    server.start();
+    for (int i = 0; i < 5; ++i) {
+        Stream s = stream(server.base_url() + "/v1/chat/completions", R"({"stream":true})", {}, with_backend("pull"));
+        bool done = false;
+        while (auto item = s.next())
+            if (item->is_done()) done = true;
+        REQUIRE(done);
+    }
+    CHECK(server.connections_accepted() == 1);
+}
+
 TEST_CASE("past the concurrent streams cap a stream yields exactly one saturated item") {
     Config c;
     c.max_concurrent_streams = live_streams() + 2;

@@ -78,6 +78,14 @@ public:
 
     void cancel() noexcept override { token_.cancel(); }
 
+    void finish_after_done() noexcept override {
+        // On the caller's thread, right after [DONE] was decoded.
+        if (!opened_ || finished_) return;
+        finished_ = true;
+        ScopedSigpipeBlock guard;
+        request_.drain_and_release(std::chrono::milliseconds(5));
+    }
+
     Headers response_headers() const override {
         std::lock_guard lock(mutex_);
         return headers_;

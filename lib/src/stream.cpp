@@ -64,10 +64,10 @@ Stream::Stream(Stream&&) noexcept = default;
 Stream& Stream::operator=(Stream&&) noexcept = default;
 
 Stream::~Stream() {
-    if (state_ && state_->source) {
-        if (!state_->finished || state_->done_seen) state_->source->cancel();
-    }
-    // The source's destructor joins its reader thread (window) promptly.
+    // Unfinished: cancel now. After [DONE] the source's own destructor first
+    // gives the reader a moment to reach the body's end (so the connection can
+    // be pooled), then cancels. Either way it joins its reader promptly.
+    if (state_ && state_->source && !state_->finished) state_->source->cancel();
 }
 
 std::optional<StreamItem> Stream::next() {

@@ -102,6 +102,19 @@ std::optional<Error> StreamRequest::open() {
     }
 }
 
+void StreamRequest::drain_and_release(Milliseconds budget) {
+    if (!reader_) return;
+    params_.deadlines.idle = budget;
+    params_.deadlines.total_by = std::min(params_.deadlines.total_by, Clock::now() + budget);
+    for (;;) {
+        std::string ignored;
+        Error error;
+        auto piece = reader_->read_body_piece(ignored, error);
+        if (piece != ResponseReader::Piece::data) break;  // end (reusable) or error (closed below)
+    }
+    release();
+}
+
 ResponseReader::Piece StreamRequest::read(std::string& out, Error& error) {
     return reader_->read_body_piece(out, error);
 }

@@ -43,6 +43,10 @@ public:
     ResponseReader::Piece read(std::string& out, Error& error);
     /// Gives the connection back: to the pool when the body was read to its end.
     void release();
+    /// After [DONE]: read what remains of the body for at most `budget`
+    /// (usually only the last chunk's terminator, already in the socket), then
+    /// release, so the connection can be pooled.
+    void drain_and_release(Milliseconds budget);
 
 private:
     const StreamCall& call_;
