@@ -312,6 +312,9 @@ TEST_CASE("nouscli --stream: while stdout is not read, the window holds and memo
     ::waitpid(pid, nullptr, 0);
     ::close(pipe_fds[0]);
     CHECK(hwm_kb > 0);
-    CHECK(hwm_kb < 64 * 1024);                          // MiB-scale bound: window 8 MiB + buffers
-    CHECK(firehose.written.load() < (64ull << 20));     // the server was held back
+#ifndef NOUS_SANITIZED
+    // Sanitizers' shadow memory multiplies RSS: the bound holds for real builds.
+    CHECK(hwm_kb < 64 * 1024);  // MiB-scale bound: window 8 MiB + buffers
+#endif
+    CHECK(firehose.written.load() < (64ull << 20));  // the server was held back
 }
