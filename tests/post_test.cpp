@@ -16,6 +16,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
+#ifdef NOUS_TEST_BACKEND
+// This file is also built as post_test_curl: the same contract, another backend,
+// selected through the app config so that every call below goes to it.
+const bool kBackendSelected = [] {
+    Config c;
+    c.backend = NOUS_TEST_BACKEND;
+    configure(c);
+    return true;
+}();
+#endif
+
 Options no_retry() {
     Options o;
     o.max_retries = 0;
@@ -56,7 +67,7 @@ TEST_CASE("post returns status, lower-case headers, body and HTTP version") {
     CHECK(r->timings.total >= r->timings.ttfb);
 }
 
-TEST_CASE("the request on the wire: exact bytes for a small POST") {
+TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
     std::string head, body;
     std::atomic<bool> got{false};
     FaultServer server([&](Peer& peer, std::uint64_t) {
@@ -389,7 +400,7 @@ TEST_CASE("SIGPIPE never kills the process: writing to a peer that reset") {
     CHECK((r.error().code == ErrorCode::connect_failed || r.error().code == ErrorCode::truncated));
 }
 
-TEST_CASE("a 1 MiB request body arrives whole, in large writes") {
+TEST_CASE("a 1 MiB request body arrives whole, in large writes", "[pooled]") {
     std::string received;
     FaultServer server([&](Peer& peer, std::uint64_t) {
         std::string body;

@@ -15,6 +15,9 @@ detail::NamedRegistry<Backend>& registry() {
     static auto* r = [] {
         auto* made = new detail::NamedRegistry<Backend>;  // never destroyed: used until exit
         made->add("pooled", [] { return detail::make_pooled_backend(); });
+#ifdef NOUS_HAVE_CURL
+        made->add("curl", [] { return detail::make_curl_backend(); });
+#endif
         return made;
     }();
     return *r;

@@ -27,6 +27,9 @@ public:
 };
 
 std::shared_ptr<Backend> make_pooled_backend();
+#ifdef NOUS_HAVE_CURL
+std::shared_ptr<Backend> make_curl_backend();
+#endif
 
 /// The backend the chain selects for `options` (per call > NOUS_HTTP_BACKEND >
 /// app config > "pooled").

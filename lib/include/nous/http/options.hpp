@@ -101,6 +101,8 @@ struct Options {
     int receive_buffer_bytes = 0;
     /// TCP_NODELAY on the client socket (benchmarks turn it off).
     bool tcp_nodelay = true;
+    /// `curl` backend: speak HTTP/1.1 even where the server offers HTTP/2.
+    bool force_http1 = false;
     /// Cancellation from another thread; must outlive the call.
     const CancelToken* cancel = nullptr;
     /// Tests only: time, sleep and randomness of the retry policy.
