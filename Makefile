@@ -4,10 +4,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config libpoco-dev libconcurrentqueue-dev \
-  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl
+  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server
 PREFIX ?= /usr/local
 
-.PHONY: all deps build test demo bench asan tsan install clean
+.PHONY: all deps build test test-nocurl demo bench asan tsan install clean
 
 all: build
 
@@ -29,6 +29,17 @@ build: deps $(BUILD)/CMakeCache.txt
 
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+# The same library built without libcurl: nothing may refer to curl, and
+# selecting `curl` must warn and fall back (library and resolution tests).
+test-nocurl: deps
+	cmake -S . -B build-nocurl -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOUS_WITH_CURL=OFF -DNOUS_BUILD_BENCH=OFF
+	cmake --build build-nocurl -j $(JOBS)
+	@if ldd build-nocurl/tools/nouscli build-nocurl/tests/backends_test | grep -q libcurl; then \
+	  echo "libcurl is linked into the NOUS_WITH_CURL=OFF build"; exit 1; fi
+	@echo "ldd: no libcurl in the NOUS_WITH_CURL=OFF build"
+	cd build-nocurl && ctest --output-on-failure -j $(JOBS) --timeout 300 \
+	  -R "^(backends_test|config_test|post_test|url_test|headers_test|http1_parser_test|retry_test):"
 
 demo: deps build
 	./tools/demo.sh $(BUILD)/tools/nouscli
@@ -53,4 +64,4 @@ install: deps build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-nocurl

@@ -64,7 +64,7 @@ TEST_CASE("nouscli post prints the body byte-exact and exits 0") {
     CHECK(r.out == MockServer::large_body());
 }
 
-TEST_CASE("nouscli -d @FILE and @- read the body; Content-Type defaults to JSON and -H replaces it") {
+TEST_CASE("nouscli -d @FILE and @- read the body, Content-Type defaults to JSON and -H replaces it") {
     MockServer server;
     server.start();
     std::string path = "/tmp/nouscli-body-" + std::to_string(::getpid());
@@ -184,7 +184,7 @@ FaultServer sse_server(bool cut_early = false) {
 }
 }  // namespace
 
-TEST_CASE("nouscli --stream prints each event's data per line and exits 0 at [DONE]") {
+TEST_CASE("nouscli --stream prints each event's data per line and exits 0 at DONE") {
     auto server = sse_server();
     auto r = nouscli({"post", server.url("/v1/chat/completions"), "-d", "{}", "--stream"});
     CHECK(r.code == 0);
@@ -200,14 +200,14 @@ TEST_CASE("nouscli --stream --format jsonl: event name, decoded data, the last e
                    "{\"event\":\"message\",\"data\":\"\\\"q\\\"\",\"id\":\"\"}\n");
 }
 
-TEST_CASE("nouscli --stream --format raw: the body after transfer decoding, up to and including [DONE]") {
+TEST_CASE("nouscli --stream --format raw: the body after transfer decoding, up to and including DONE") {
     auto server = sse_server();
     auto r = nouscli({"post", server.url(), "--stream", "--format", "raw"});
     CHECK(r.code == 0);
     CHECK(r.out == kEvents);
 }
 
-TEST_CASE("nouscli --stream: a body that ends mid-stream exits 3; a 500 prints its body and exits 5") {
+TEST_CASE("nouscli --stream: a body that ends mid-stream exits 3, a 500 prints its body and exits 5") {
     auto cut = sse_server(/*cut_early=*/true);
     auto r = nouscli({"post", cut.url(), "--stream"});
     CHECK(r.code == 3);
@@ -224,7 +224,7 @@ TEST_CASE("nouscli --stream: a body that ends mid-stream exits 3; a 500 prints i
     CHECK(e.out == "{\"error\":\"boom\"}");
 }
 
-TEST_CASE("nouscli --stream: an event over 10 MiB exits 6; an event of 10 MiB is delivered whole") {
+TEST_CASE("nouscli --stream: an event over 10 MiB exits 6, an event of 10 MiB is delivered whole") {
     FaultServer server([](Peer& peer, std::uint64_t index) {
         if (!peer.read_request()) return;
         std::string data(10u << 20, 'x');

@@ -47,7 +47,7 @@ TEST_CASE("the receive buffer is capped before connect, and TCP_NODELAY follows 
     CHECK(sockopt(plain.value()->fd(), IPPROTO_TCP, TCP_NODELAY) == 0);
 }
 
-TEST_CASE("a connect past its deadline is timeout_connect; past the total deadline, timeout_total") {
+TEST_CASE("a connect past its deadline is timeout_connect, past the total deadline, timeout_total") {
     nous::test::BlackholeListener blackhole;
     ConnectTimings timings;
     Deadlines d;

@@ -17,7 +17,7 @@ TEST_CASE("every byte boundary of a Gemini-style stream gives the one-pass resul
     for (std::size_t cut = 1; cut < input.size(); ++cut) CHECK(run_decoder(make, input, {cut}) == whole);
 }
 
-TEST_CASE("one 8 MiB element decodes with linear work; over the cap is buffer_overflow") {
+TEST_CASE("one 8 MiB element decodes with linear work, over the cap is buffer_overflow") {
     std::string element = "{\"text\":\"" + std::string(8u << 20, 'w') + "\"}";
     std::string input = "[" + element + "]";
     std::vector<std::size_t> cuts;

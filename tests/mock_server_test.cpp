@@ -25,7 +25,7 @@ TEST_CASE("mock server: chat completion JSON, models, small and large bodies") {
     CHECK(bad.error().status == 400);
 }
 
-TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with [DONE]") {
+TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;
     MockServer server(o);

@@ -90,7 +90,7 @@ TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
     CHECK(body == R"({"a":1})");
 }
 
-TEST_CASE("custom headers reach the server; a caller's Content-Type replaces the default") {
+TEST_CASE("custom headers reach the server, a caller's Content-Type replaces the default") {
     MockServer server;
     server.start();
     Headers h;
@@ -160,7 +160,7 @@ TEST_CASE("redirects are never followed: http_status with the 3xx and its body, 
     CHECK(server.connections() == 1);
 }
 
-TEST_CASE("every 1xx is skipped (100, 102, 103); 204 and 304 carry no body") {
+TEST_CASE("every 1xx is skipped (100, 102, 103), 204 and 304 carry no body") {
     auto server = answering(
         "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n"
         "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody");

@@ -70,7 +70,7 @@ TEST_CASE("HTTPS_PROXY (upper case) works for https, with credentials from the p
     CHECK(proxy.connects() == 1);
 }
 
-TEST_CASE("plain http goes through http_proxy in absolute form; HTTP_PROXY is ignored") {
+TEST_CASE("plain http goes through http_proxy in absolute form, HTTP_PROXY is ignored") {
     MockServer origin;
     origin.start();
     ProxyServer proxy;

@@ -61,7 +61,7 @@ MockResponse status(int code, std::vector<std::pair<std::string, std::string>> h
 
 }  // namespace
 
-TEST_CASE("backoff is 0.5 s * 2^n capped at 8 s with jitter in (0.75, 1]") {
+TEST_CASE("backoff is 0.5 s * 2^n capped at 8 s with jitter between 0.75 and 1") {
     using detail::backoff_delay;
     CHECK(backoff_delay(0, 0.0) == 500ms);
     CHECK(backoff_delay(0, 0.5) == 437ms);

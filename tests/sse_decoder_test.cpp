@@ -9,7 +9,7 @@ TEST_CASE("SSE fixtures (WHATWG cases) decode the same whole, byte by byte and a
     CHECK(check_fixtures("sse", [] { return make_sse_decoder(); }) >= 14);
 }
 
-TEST_CASE("an event with exactly the cap of data is delivered; one byte more is buffer_overflow") {
+TEST_CASE("an event with exactly the cap of data is delivered, one byte more is buffer_overflow") {
     constexpr std::size_t cap = 10u << 20;
     for (bool split_lines : {false, true}) {
         INFO("data split over two lines: " << split_lines);
@@ -53,7 +53,7 @@ TEST_CASE("one 8 MiB event split into 1400-byte chunks is decoded with linear wo
     CHECK(counting->bytes_scanned() <= input.size() + 8);  // every byte examined once
 }
 
-TEST_CASE("the raw decoder passes bytes through and stops after the [DONE] event") {
+TEST_CASE("the raw decoder passes bytes through and stops after the DONE event") {
     std::string input = "data: a\r\n\r\ndata: [DONE]\r\n\r\ndata: after\n\n";
     auto whole = run_decoder([] { return make_raw_decoder(); }, input, {});
     CHECK(whole.outcome == "done");

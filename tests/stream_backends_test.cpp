@@ -84,7 +84,7 @@ TEST_CASE("streams: per-call beats env beats config beats the window default") {
           std::string::npos);
 }
 
-TEST_CASE("streams: an unknown per-call name is invalid_argument; an unknown env name falls back to config, warned once") {
+TEST_CASE("streams: an unknown per-call name is invalid_argument, an unknown env name falls back to config, warned once") {
     Options o;
     o.stream_backend = "no.such.stream";
     CHECK(first_data(stream(kUnreachable, "{}", {}, o)) == "<error invalid_argument>");

@@ -37,7 +37,7 @@ std::vector<StreamItem> drain(Stream& s) {
 
 }  // namespace
 
-TEST_CASE("hello, world, [DONE]: two events, then done, then the end") {
+TEST_CASE("hello, world, DONE: two events, then done, then the end") {
     const std::string backend = GENERATE("window", "pull");
     INFO("backend " << backend);
     FaultServer server([](Peer& peer, std::uint64_t) {
@@ -61,7 +61,7 @@ TEST_CASE("hello, world, [DONE]: two events, then done, then the end") {
     CHECK(has_type);
 }
 
-TEST_CASE("the mock server's streamed completion arrives token by token; range-for works") {
+TEST_CASE("the mock server's streamed completion arrives token by token, range-for works") {
     const std::string backend = GENERATE("window", "pull");
     MockServerOptions mo;
     mo.stream_tokens = 8;
@@ -137,7 +137,7 @@ TEST_CASE("bad input is the first item, and nothing is sent") {
     CHECK(server.connections() == 0);
 }
 
-TEST_CASE("a body cut mid-event is truncated; a clean end without [DONE] is a normal end") {
+TEST_CASE("a body cut mid-event is truncated, a clean end without DONE is a normal end") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer cut([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
@@ -270,7 +270,7 @@ TEST_CASE("a stream that ends cleanly gives its connection back to the pool") {
     CHECK(server.connections_accepted() == 1);
 }
 
-TEST_CASE("pull: streams that end at [DONE] still give their connection back") {
+TEST_CASE("pull: streams that end at DONE still give their connection back") {
     // The mock server sends [DONE] and the last chunk together; after [DONE]
     // the pull stream reads the rest of the body (5 ms budget) and pools the connection.
     MockServer server;

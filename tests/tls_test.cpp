@@ -86,7 +86,7 @@ TEST_CASE("a bad ca_file is tls_failed") {
     CHECK(r.error().code == ErrorCode::tls_failed);
 }
 
-TEST_CASE("HTTPS keep-alive reuses the connection; a new connection resumes the TLS session") {
+TEST_CASE("HTTPS keep-alive reuses the connection, a new connection resumes the TLS session") {
     const auto& pki = test_pki();
     TlsServer server(pki.localhost_cert, pki.localhost_key);
     Options o = with_ca(pki.ca_cert);

@@ -1,0 +1,166 @@
+// The curl backend beyond the shared post contract: per-thread connection
+// reuse, HTTP/2 by ALPN (against nghttpd), forcing HTTP/1.1, the idle timeout
+// in milliseconds, cancellation.
+
+#include <catch2/catch.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "fault_server.hpp"
+#include "nous/http/client.hpp"
+#include "nous/http/mock_server.hpp"
+#include "tls_fixture.hpp"
+
+using namespace nous::http;
+using namespace nous::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+Options curl() {
+    Options o;
+    o.backend = "curl";
+    o.max_retries = 0;
+    return o;
+}
+
+std::uint16_t free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+bool accepts(std::uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
+}
+
+/// nghttpd (Debian's nghttp2-server) on loopback with the test certificate;
+/// --echo-upload answers a POST with its body. It starts no system service.
+struct Nghttpd {
+    pid_t pid = -1;
+    std::uint16_t port = free_port();
+    Nghttpd() {
+        const auto& pki = test_pki();
+        pid = ::fork();
+        if (pid == 0) {
+            std::string p = std::to_string(port);
+            ::execlp("nghttpd", "nghttpd", "--echo-upload", "--address=127.0.0.1", "-d", pki.dir.c_str(), p.c_str(),
+                     pki.localhost_key.c_str(), pki.localhost_cert.c_str(), (char*)nullptr);
+            ::_exit(127);
+        }
+    }
+    ~Nghttpd() {
+        ::kill(pid, SIGTERM);
+        ::waitpid(pid, nullptr, 0);
+    }
+    bool ready() { return wait_until([&] { return accepts(port); }, 10s); }
+};
+
+}  // namespace
+
+TEST_CASE("curl: one easy handle per thread reuses its connection across requests") {
+    MockServer server;
+    server.start();
+    for (int i = 0; i < 10; ++i) {
+        auto r = post(server.base_url() + "/small", "{}", {}, curl());
+        REQUIRE(r.ok());
+        CHECK(r->body == MockServer::small_body());
+        CHECK(r->connection_reused == (i > 0));
+    }
+    CHECK(server.connections_accepted() == 1);
+    // Two more threads: one more connection each, reused within the thread.
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int t = 0; t < 2; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 10; ++i) ok += post(server.base_url() + "/small", "{}", {}, curl()).ok();
+        });
+    for (auto& t : threads) t.join();
+    CHECK(ok == 20);
+    CHECK(server.connections_accepted() == 3);
+}
+
+TEST_CASE("curl: HTTP/2 is negotiated by ALPN over TLS, and force_http1 keeps HTTP/1.1") {
+    if (std::system("command -v nghttpd > /dev/null 2>&1") != 0) {
+        FAIL("nghttpd is missing: make deps installs nghttp2-server");
+    }
+    Nghttpd server;
+    REQUIRE(server.ready());
+    Options o = curl();
+    o.ca_file = test_pki().ca_cert;
+    const std::string url = "https://localhost:" + std::to_string(server.port) + "/";
+    auto r = post(url, R"({"echo":"h2"})", {}, o);
+    REQUIRE(r.ok());
+    CHECK(r->http_version == "HTTP/2");
+    CHECK(r->body == R"({"echo":"h2"})");
+    // nghttpd speaks only HTTP/2: with HTTP/1.1 forced, ALPN offers no h2 and it hangs up.
+    o.force_http1 = true;
+    auto h1 = post(url, R"({"echo":"h1"})", {}, o);
+    CHECK_FALSE(h1.ok());
+    // Forced HTTP/1.1 against an HTTP/1.1 TLS server works and says so.
+    TlsServer http1(test_pki().localhost_cert, test_pki().localhost_key);
+    auto ok = post("https://localhost:" + std::to_string(http1.port()) + "/", "{}", {}, o);
+    REQUIRE(ok.ok());
+    CHECK(ok->http_version == "HTTP/1.1");
+}
+
+TEST_CASE("curl: TLS verification is on: an untrusted certificate fails, the trusted CA passes") {
+    const auto& pki = test_pki();
+    TlsServer rogue(pki.rogue_cert, pki.rogue_key);
+    Options o = curl();
+    o.ca_file = pki.ca_cert;
+    auto bad = post("https://localhost:" + std::to_string(rogue.port()) + "/", "{}", {}, o);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == ErrorCode::tls_failed);
+    TlsServer good(pki.localhost_cert, pki.localhost_key);
+    auto r = post("https://localhost:" + std::to_string(good.port()) + "/", "{}", {}, o);
+    REQUIRE(r.ok());
+    CHECK(r->body == "tls-ok");
+    TlsServer wrong(pki.wrong_name_cert, pki.wrong_name_key);
+    auto w = post("https://localhost:" + std::to_string(wrong.port()) + "/", "{}", {}, o);
+    REQUIRE_FALSE(w.ok());
+    CHECK(w.error().code == ErrorCode::tls_failed);
+}
+
+TEST_CASE("curl: the idle read timeout counts milliseconds") {
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (peer.read_request()) peer.stall();
+    });
+    Options o = curl();
+    o.read_timeout = 300ms;  // LOW_SPEED_TIME could only say 1 s
+    auto r = post(server.url(), "{}", {}, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::timeout_read);
+}
+
+TEST_CASE("curl: unknown, reachable by env and config like any backend") {
+    ::setenv("NOUS_HTTP_BACKEND", "curl", 1);
+    CHECK(resolve_backend_name({}).value() == "curl");
+    ::unsetenv("NOUS_HTTP_BACKEND");
+    Config c;
+    c.backend = "curl";
+    configure(c);
+    CHECK(resolve_backend_name({}).value() == "curl");
+    configure({});
+}
