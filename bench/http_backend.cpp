@@ -389,7 +389,11 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    std::vector<std::string> clients = {"nous-pooled", "ref-poco"};
+    std::vector<std::string> clients = {"nous-pooled"};
+#ifdef NOUS_HAVE_CURL
+    clients.push_back("nous-curl");
+#endif
+    clients.push_back("ref-poco");
 #ifdef NOUS_BENCH_HAVE_CURL
     clients.push_back("ref-curl");
 #endif

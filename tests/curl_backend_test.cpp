@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fault_server.hpp"
+#include "proxy_server.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/mock_server.hpp"
 #include "tls_fixture.hpp"
@@ -163,4 +164,18 @@ TEST_CASE("curl: unknown, reachable by env and config like any backend") {
     configure(c);
     CHECK(resolve_backend_name({}).value() == "curl");
     configure({});
+}
+
+TEST_CASE("curl: https goes through https_proxy with CONNECT, and the host is still verified") {
+    const auto& pki = test_pki();
+    TlsServer origin(pki.localhost_cert, pki.localhost_key);
+    ProxyServer proxy;
+    ::setenv("https_proxy", proxy.url().c_str(), 1);
+    Options o = curl();
+    o.ca_file = pki.ca_cert;
+    auto r = post("https://localhost:" + std::to_string(origin.port()) + "/", "{}", {}, o);
+    ::unsetenv("https_proxy");
+    REQUIRE(r.ok());
+    CHECK(r->body == "tls-ok");
+    CHECK(proxy.connects() == 1);
 }
