@@ -53,6 +53,14 @@ Result<std::string> resolve_backend_name(const Options& options) {
 
 namespace detail {
 
+Result<Response> PreparedBackend::post(const Request& request, const Options& options) {
+    auto url = parse_url(request.url);
+    if (!url) return url.error();
+    const EnvSnapshot env = read_env();
+    const Settings settings = effective_settings(options, *config_snapshot(env));
+    return post_prepared(CallContext{url.value(), env, settings}, request, options);
+}
+
 std::string basic_auth(const std::string& userinfo) {
     std::ostringstream out;
     Poco::Base64Encoder encoder(out);

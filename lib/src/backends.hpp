@@ -22,6 +22,8 @@ struct CallContext {
 /// A built-in backend that accepts the prepared call context.
 class PreparedBackend : public Backend {
 public:
+    /// Called directly (not through post()): parse, read the environment, merge settings.
+    Result<Response> post(const Request& request, const Options& options) override;
     virtual Result<Response> post_prepared(const CallContext& context, const Request& request,
                                            const Options& options) = 0;
 };

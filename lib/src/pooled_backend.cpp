@@ -17,14 +17,6 @@ std::chrono::microseconds micros(Clock::duration d) {
 
 class PooledBackend final : public PreparedBackend {
 public:
-    Result<Response> post(const Request& request, const Options& options) override {
-        auto url = parse_url(request.url);
-        if (!url) return url.error();
-        const EnvSnapshot env = read_env();
-        const Settings settings = effective_settings(options, *config_snapshot(env));
-        return post_prepared(CallContext{url.value(), env, settings}, request, options);
-    }
-
     Result<Response> post_prepared(const CallContext& context, const Request& request,
                                    const Options& options) override {
         const auto start = Clock::now();

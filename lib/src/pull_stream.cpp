@@ -53,10 +53,7 @@ public:
         if (!opened_) {
             opened_ = true;
             if (auto e = request_.open()) return fail(std::move(*e));
-            {
-                std::lock_guard lock(mutex_);
-                headers_ = request_.headers();
-            }
+            headers_.set(request_.headers());
             status_ = request_.status();
         }
         Error error;
@@ -86,10 +83,7 @@ public:
         request_.drain_and_release(std::chrono::milliseconds(5));
     }
 
-    Headers response_headers() const override {
-        std::lock_guard lock(mutex_);
-        return headers_;
-    }
+    Headers response_headers() const override { return headers_.get(); }
 
     StreamStats stats() const override {
         StreamStats s;
@@ -117,8 +111,7 @@ private:
     std::atomic<std::uint64_t> bytes_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
-    mutable std::mutex mutex_;
-    Headers headers_;  ///< guarded by mutex_
+    SharedHeaders headers_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // body byte; then the body piece by piece. Shared by the window and pull backends.
 
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "cancel.hpp"
@@ -58,6 +59,23 @@ private:
     std::unique_ptr<FdRegistration> registration_;
     std::unique_ptr<ResponseReader> reader_;
     int status_ = 0;
+};
+
+/// The response headers a stream source publishes to other threads.
+class SharedHeaders {
+public:
+    void set(const Headers& headers) {
+        std::lock_guard lock(mutex_);
+        headers_ = headers;
+    }
+    Headers get() const {
+        std::lock_guard lock(mutex_);
+        return headers_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    Headers headers_;
 };
 
 /// RAII share of the concurrent streams cap.

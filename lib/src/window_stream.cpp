@@ -89,10 +89,7 @@ public:
 
     void finish_after_done() noexcept override { after_done_.store(true); }
 
-    Headers response_headers() const override {
-        std::lock_guard lock(mutex_);
-        return headers_;
-    }
+    Headers response_headers() const override { return headers_.get(); }
 
     StreamStats stats() const override {
         StreamStats s;
@@ -130,10 +127,7 @@ private:
             push(error_piece(std::move(*e)));
             return;
         }
-        {
-            std::lock_guard lock(mutex_);
-            headers_ = request.headers();
-        }
+        headers_.set(request.headers());
         status_.store(request.status());
         for (;;) {
             if (stop_.load()) {
@@ -229,13 +223,13 @@ private:
     std::uint64_t consumed_ = 0;  ///< consumer thread only
     std::atomic<std::size_t> inflight_{0};
     std::atomic<bool> stop_{false}, after_done_{false}, overflowed_{false};
-    mutable std::mutex mutex_;
+    std::mutex mutex_;
     std::condition_variable reader_cv_, consumer_cv_, reader_done_cv_;
     bool reader_parked_ = false;     ///< guarded by mutex_
     bool consumer_waiting_ = false;  ///< guarded by mutex_
     bool reader_finished_ = false;   ///< guarded by mutex_
     Error overflow_error_;           ///< guarded by mutex_
-    Headers headers_;                ///< guarded by mutex_
+    SharedHeaders headers_;
     std::atomic<std::uint64_t> bytes_{0}, parks_{0}, parked_us_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
