@@ -73,6 +73,18 @@ std::optional<Error> validate_headers(const Headers& headers) {
     return std::nullopt;
 }
 
+std::optional<Error> validate_request_headers(std::string_view body, const Headers& headers) {
+    if (auto e = validate_headers(headers)) return e;
+    for (const auto& [name, value] : headers) {
+        if (header_name_equals(name, "transfer-encoding"))
+            return Error(ErrorCode::invalid_argument, "Transfer-Encoding is set by the library, not the caller");
+        if (header_name_equals(name, "content-length") && trim(value) != std::to_string(body.size()))
+            return Error(ErrorCode::invalid_argument,
+                         "Content-Length header disagrees with the body size (" + std::to_string(body.size()) + ")");
+    }
+    return std::nullopt;
+}
+
 bool is_secret_header(std::string_view name) noexcept {
     for (std::string_view secret : {"authorization", "proxy-authorization", "cookie", "x-api-key",
                                     "api-key", "x-goog-api-key"})

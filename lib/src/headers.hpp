@@ -13,6 +13,10 @@ namespace nous::http::detail {
 /// holds CR, LF or NUL. The message names the header, never its value.
 std::optional<Error> validate_headers(const Headers& headers);
 
+/// validate_headers, plus the framing rules: a caller's Content-Length must
+/// equal the body size and Transfer-Encoding is refused (the framing is ours).
+std::optional<Error> validate_request_headers(std::string_view body, const Headers& headers);
+
 /// True for headers whose values are secrets (Authorization, Proxy-Authorization,
 /// Cookie, x-api-key, api-key, x-goog-api-key).
 bool is_secret_header(std::string_view name) noexcept;

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cancel.hpp"
+#include "sigpipe.hpp"
 #include "stream_backends.hpp"
 #include "stream_request.hpp"
 
@@ -14,40 +15,13 @@ namespace {
 
 using Piece = ChunkSource::Piece;
 
-/// Blocks SIGPIPE on the caller's thread around socket work, restoring its mask.
-class ScopedSigpipeBlock {
-public:
-    ScopedSigpipeBlock() {
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &pipe, &old_);
-    }
-    ~ScopedSigpipeBlock() {
-        if (sigismember(&old_, SIGPIPE) != 1) {
-            sigset_t pending, pipe;
-            sigemptyset(&pipe);
-            sigaddset(&pipe, SIGPIPE);
-            sigpending(&pending);
-            if (sigismember(&pending, SIGPIPE) == 1) {
-                timespec zero{0, 0};
-                sigtimedwait(&pipe, nullptr, &zero);
-            }
-        }
-        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    }
-
-private:
-    sigset_t old_{};
-};
-
 class PullSource final : public ChunkSource {
 public:
     PullSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
         : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {}
 
     Piece next() override {
-        ScopedSigpipeBlock guard;
+        SigpipeGuard guard;
         Piece piece;
         if (finished_) return piece;  // end
         if (!opened_) {
@@ -79,7 +53,7 @@ public:
         // On the caller's thread, right after [DONE] was decoded.
         if (!opened_ || finished_) return;
         finished_ = true;
-        ScopedSigpipeBlock guard;
+        SigpipeGuard guard;
         request_.drain_and_release(std::chrono::milliseconds(5));
     }
 

@@ -161,7 +161,7 @@ struct StreamCallBuilder {
                                                              const detail::EnvSnapshot& env, const Config& config) {
         auto parsed = detail::parse_url(url);
         if (!parsed) return parsed.error();
-        if (auto e = detail::validate_headers(headers)) return *e;
+        if (auto e = detail::validate_request_headers(body, headers)) return *e;
         auto proxy = detail::proxy_for(parsed.value(), env);
         if (!proxy) return proxy.error();
         auto call = std::make_unique<detail::StreamCall>();
@@ -172,9 +172,6 @@ struct StreamCallBuilder {
         for (const auto& [k, v] : headers) {
             has_type |= header_name_equals(k, "content-type");
             has_accept |= header_name_equals(k, "accept");
-            if (header_name_equals(k, "transfer-encoding") ||
-                (header_name_equals(k, "content-length") && detail::trim(v) != std::to_string(body.size())))
-                return Error(ErrorCode::invalid_argument, "Content-Length and Transfer-Encoding are set by the library");
         }
         if (!has_type) call->headers.emplace_back("content-type", "application/json");
         if (!has_accept) call->headers.emplace_back("accept", "text/event-stream");
