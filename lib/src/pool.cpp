@@ -79,12 +79,12 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const
     std::vector<std::unique_ptr<Connection>> discarded;  // closed outside the lock
     {
         std::unique_lock lock(mutex_);
-        const auto now = Clock::now();
         for (;;) {
             while (allow_reuse && !idle_.empty()) {
                 auto connection = std::move(idle_.back());
                 idle_.pop_back();
-                bool expired = now - connection->idle_since > settings_.idle_timeout;
+                // Read the clock here: this loop may run again after waiting for a slot.
+                bool expired = Clock::now() - connection->idle_since > settings_.idle_timeout;
                 if (!expired && connection->probe_alive()) {
                     pool_counters().reused.fetch_add(1, std::memory_order_relaxed);
                     return Lease{std::move(connection), true, {}};
