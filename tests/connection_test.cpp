@@ -4,7 +4,7 @@
 #include <sys/socket.h>
 #include <netinet/tcp.h>
 
-#include "connection.hpp"
+#include "transport/connection.hpp"
 #include "fault_server.hpp"
 #include "nous/http/mock_server.hpp"
 

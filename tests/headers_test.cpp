@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "headers.hpp"
+#include "core/headers.hpp"
 #include "nous/http/client.hpp"
 
 using namespace nous::http;

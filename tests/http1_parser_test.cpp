@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "decoder_fixtures.hpp"  // every_byte, random_cuts, slurp
-#include "http1_parser.hpp"
+#include "codec/http1_parser.hpp"
 
 using namespace nous::http::detail;
 

@@ -5,9 +5,9 @@
 #include <atomic>
 #include <thread>
 
-#include "cancel.hpp"
+#include "core/cancel.hpp"
 #include "fault_server.hpp"
-#include "internal.hpp"
+#include "transport/io_counters.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/mock_server.hpp"
 

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "fault_server.hpp"
-#include "cancel.hpp"
-#include "internal.hpp"
+#include "core/cancel.hpp"
+#include "transport/io_counters.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/mock_server.hpp"
 
@@ -341,8 +341,9 @@ TEST_CASE("cancel ends a post blocked in connect, and a cancelled token refuses 
     std::thread canceller([&] {
         // The socket's fd is published to the token before connect() starts.
         REQUIRE(wait_until([&] {
-            std::lock_guard lock(token.state().mutex);
-            return token.state().fd >= 0;
+            auto& state = detail::CancelAccess::state(token);
+            std::lock_guard lock(state.mutex);
+            return !state.targets.empty();
         }));
         token.cancel();
     });

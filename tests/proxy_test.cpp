@@ -4,10 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "backends.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/mock_server.hpp"
-#include "proxy.hpp"
+#include "core/proxy.hpp"
 #include "proxy_server.hpp"
 #include "tls_fixture.hpp"
 

@@ -4,10 +4,11 @@
 #include <catch2/catch.hpp>
 #include <mutex>
 
-#include "exchange.hpp"
+#include "codec/retry_hint.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/mock_server.hpp"
-#include "retry.hpp"
+#include "core/retry.hpp"
+#include "nous/http/testing.hpp"
 
 using namespace nous::http;
 using namespace std::chrono_literals;
@@ -17,8 +18,8 @@ namespace {
 struct FakeTime {
     std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
     std::vector<Milliseconds> sleeps;
-    RetryHooks hooks() {
-        RetryHooks h;
+    testing::Hooks hooks() {
+        testing::Hooks h;
         h.now = [this] { return now; };
         h.sleep = [this](Milliseconds d) {
             sleeps.push_back(d);
@@ -95,9 +96,9 @@ TEST_CASE("retry hints: retry-after-ms, Retry-After seconds and HTTP-date, Googl
 TEST_CASE("429 with Retry-After then 200 succeeds after exactly the hinted delay") {
     ScriptedServer s({status(429, {{"Retry-After", "2"}}, R"({"error":{"message":"slow down"}})")});
     FakeTime time;
-    RetryHooks hooks = time.hooks();
+    testing::Hooks hooks = time.hooks();
     Options o;
-    o.retry_hooks = &hooks;
+    o.test_hooks = &hooks;
     auto r = post(s.server.base_url() + "/v1/chat/completions", "{}", {}, o);
     REQUIRE(r.ok());
     CHECK(r->body == R"({"ok":true})");
@@ -108,9 +109,9 @@ TEST_CASE("429 with Retry-After then 200 succeeds after exactly the hinted delay
 TEST_CASE("5xx without a hint backs off exponentially, then gives up after max_retries") {
     ScriptedServer s({status(503), status(502), status(500), status(500)});
     FakeTime time;
-    RetryHooks hooks = time.hooks();
+    testing::Hooks hooks = time.hooks();
     Options o;
-    o.retry_hooks = &hooks;
+    o.test_hooks = &hooks;
     auto r = post(s.server.base_url() + "/x", "{}", {}, o);  // default max_retries = 2
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::http_status);
@@ -122,9 +123,9 @@ TEST_CASE("5xx without a hint backs off exponentially, then gives up after max_r
 TEST_CASE("a hint longer than 60 s returns the error at once with retry_after set") {
     ScriptedServer s({status(429, {{"retry-after", "120"}})});
     FakeTime time;
-    RetryHooks hooks = time.hooks();
+    testing::Hooks hooks = time.hooks();
     Options o;
-    o.retry_hooks = &hooks;
+    o.test_hooks = &hooks;
     auto r = post(s.server.base_url() + "/x", "{}", {}, o);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().status == 429);
@@ -135,11 +136,11 @@ TEST_CASE("a hint longer than 60 s returns the error at once with retry_after se
 
 TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries 0") {
     FakeTime time;
-    RetryHooks hooks = time.hooks();
+    testing::Hooks hooks = time.hooks();
     {
         ScriptedServer s({status(429, {{"retry-after", "5"}})});
         Options o;
-        o.retry_hooks = &hooks;
+        o.test_hooks = &hooks;
         o.total_timeout = 3000ms;
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         REQUIRE_FALSE(r.ok());
@@ -149,7 +150,7 @@ TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries
     {
         ScriptedServer s({status(400, {}, R"({"error":{"message":"bad"}})")});
         Options o;
-        o.retry_hooks = &hooks;
+        o.test_hooks = &hooks;
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().status == 400);
@@ -159,7 +160,7 @@ TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries
     {
         ScriptedServer s({status(503)});
         Options o;
-        o.retry_hooks = &hooks;
+        o.test_hooks = &hooks;
         o.max_retries = 0;
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         CHECK_FALSE(r.ok());
@@ -170,9 +171,9 @@ TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries
 
 TEST_CASE("connection refused is retried max_retries times") {
     FakeTime time;
-    RetryHooks hooks = time.hooks();
+    testing::Hooks hooks = time.hooks();
     Options o;
-    o.retry_hooks = &hooks;
+    o.test_hooks = &hooks;
     o.max_retries = 3;
     auto r = post("http://127.0.0.1:1/x", "{}", {}, o);
     REQUIRE_FALSE(r.ok());

@@ -7,11 +7,12 @@
 #include <atomic>
 #include <thread>
 
-#include "cancel.hpp"
+#include "core/cancel.hpp"
 #include "fault_server.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/http/testing.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -247,10 +248,10 @@ TEST_CASE("retries apply before the first event: 503 then a stream") {
         }
     });
     std::vector<Milliseconds> sleeps;
-    RetryHooks hooks;
+    testing::Hooks hooks;
     hooks.sleep = [&](Milliseconds d) { sleeps.push_back(d); };
     Options o;
-    o.retry_hooks = &hooks;  // default max_retries: 2
+    o.test_hooks = &hooks;  // default max_retries: 2
     Stream s = stream(server.url(), "{}", {}, o);
     auto items = drain(s);
     REQUIRE(items.size() == 2);

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "url.hpp"
+#include "core/url.hpp"
 
 using namespace nous::http;
 using namespace nous::http::detail;

@@ -1,5 +1,6 @@
 // nouscli: the command-line face of nous-http. Interface and exit codes are a
-// contract (DESIGN.md, "nouscli contract"): tests outside the project use them.
+// contract (docs/design/nouscli.md): tests outside the project use them.
+// Public API only, like any application.
 
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -14,13 +15,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "decoders.hpp"  // is_malformed_stream
-#include "headers.hpp"   // redaction shared with the library
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
-#include "url.hpp"
 
 namespace po = boost::program_options;
 using namespace nous::http;
@@ -53,7 +51,7 @@ int exit_code_for(const Error& e) {
 }
 
 int exit_code_for_stream(const Error& e) {
-    if (nous::http::detail::is_malformed_stream(e)) return stream_error;
+    if (is_malformed_stream(e)) return stream_error;
     return exit_code_for(e);
 }
 
@@ -198,8 +196,8 @@ int cmd_post(int argc, char** argv) {
         headers.emplace_back(std::move(name), std::move(value));
     }
     // A bad header exits 2 before any connection is opened.
-    if (auto e = nous::http::detail::validate_headers(headers)) return usage_error(e->message);
-    if (auto u = nous::http::detail::parse_url(url); !u) return usage_error(u.error().message);
+    if (auto e = validate_headers(headers)) return usage_error(e->message);
+    if (auto e = validate_url(url)) return usage_error(e->message);
 
     std::string body;
     if (vm.count("data")) {
@@ -223,9 +221,9 @@ int cmd_post(int argc, char** argv) {
     if (!verbose && !std::getenv("NOUS_LOG_LEVEL")) set_log_level(LogLevel::error);
 
     if (verbose) {
-        std::cerr << "> POST " << nous::http::detail::redact_url(url) << "\n";
+        std::cerr << "> POST " << redact_url(url) << "\n";
         for (const auto& [k, v] : headers)
-            std::cerr << "> " << nous::http::detail::redacted_header_line(k, v) << "\n";
+            std::cerr << "> " << redact_header(k, v) << "\n";
         std::cerr << "> (" << body.size() << " body bytes)\n";
     }
 

@@ -12,7 +12,7 @@
 #include <random>
 #include <sstream>
 
-#include "decoders.hpp"
+#include "codec/decoders.hpp"
 
 namespace nous::test {
 
@@ -31,7 +31,7 @@ struct Decoded {
 };
 
 inline std::string outcome_of(const nous::http::Error& e) {
-    if (nous::http::detail::is_malformed_stream(e)) return "malformed";
+    if (nous::http::is_malformed_stream(e)) return "malformed";
     return std::string(nous::http::to_string(e.code));
 }
 

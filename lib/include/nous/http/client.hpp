@@ -60,6 +60,21 @@ void add_openai_project(Headers& headers, std::string_view project);
 /// Case-insensitive header name comparison.
 bool header_name_equals(std::string_view a, std::string_view b) noexcept;
 
+// ---- checks and redaction (what post() refuses, what logs may show) --------
+
+/// invalid_argument when `url` is not an http or https URL post() can call
+/// (scheme, host, port 1..65535, no white space or control characters).
+std::optional<Error> validate_url(std::string_view url);
+/// invalid_argument when a header name is empty or not an HTTP token, or a
+/// name or value holds CR, LF or NUL. The message names the header, never its value.
+std::optional<Error> validate_headers(const Headers& headers);
+/// `url` safe to print: `user:pass@` and the value of a `key` query parameter
+/// become [REDACTED].
+std::string redact_url(std::string_view url);
+/// "Name: value", the value shown as [REDACTED] for secret headers
+/// (Authorization, Proxy-Authorization, Cookie, x-api-key, api-key, x-goog-api-key).
+std::string redact_header(std::string_view name, std::string_view value);
+
 // ---- backends ---------------------------------------------------------------
 
 /// A request as a backend sees it (views valid during the call).

@@ -24,8 +24,12 @@ inline constexpr int max_retries = 2;
 inline constexpr std::size_t max_response_bytes = 64u << 20;
 /// Error bodies (4xx/5xx) are kept for diagnosis, never unbounded.
 inline constexpr std::size_t max_error_body_bytes = 10u << 20;
-/// Per-origin connection cap: enough for a busy app server, bounded for the peer.
-inline constexpr std::size_t pool_max_per_origin = 64;
+/// Connections open at once to one origin, streams included (openai-python's
+/// max_connections): a busy app server runs hundreds of concurrent streams.
+inline constexpr std::size_t pool_max_per_origin = 1000;
+/// Idle keep-alive connections kept per origin (openai-python's
+/// max_keepalive_connections): more would hold server slots for nothing.
+inline constexpr std::size_t pool_max_idle_per_origin = 100;
 /// Idle pooled connections older than this (from response completion) are closed;
 /// most servers drop idle keep-alive connections after 60 s or more.
 inline constexpr Milliseconds pool_idle_timeout{30'000};
@@ -52,8 +56,16 @@ enum class StreamFormat {
 
 class Decoder;
 
-/// Cancels a blocked call from another thread. The token must outlive the call
-/// it is passed to. cancel() is safe to call from any thread, any number of times.
+namespace detail {
+struct CancelAccess;
+}
+namespace testing {
+struct Hooks;
+}
+
+/// Cancels blocked calls from another thread. The token must outlive the calls
+/// it is passed to; one token may be shared by many concurrent calls, and
+/// cancel() ends every one of them. Safe to call from any thread, any number of times.
 class CancelToken {
 public:
     CancelToken();
@@ -66,20 +78,10 @@ public:
     /// Thread-safe.
     bool cancelled() const noexcept;
 
-    struct State;
-    State& state() const noexcept { return *state_; }
-
 private:
+    friend struct detail::CancelAccess;
+    struct State;
     std::unique_ptr<State> state_;
-};
-
-/// Injection points for the retry policy: tests replace time, sleeping and
-/// randomness so that they can assert the exact delays requested.
-struct RetryHooks {
-    std::function<std::chrono::steady_clock::time_point()> now;
-    std::function<void(Milliseconds)> sleep;
-    /// Uniform in [0, 1): jitter source.
-    std::function<double()> random;
 };
 
 /// Per-call options. Unset optionals fall back to the app Config, then defaults::.
@@ -105,8 +107,8 @@ struct Options {
     bool force_http1 = false;
     /// Cancellation from another thread; must outlive the call.
     const CancelToken* cancel = nullptr;
-    /// Tests only: time, sleep and randomness of the retry policy.
-    const RetryHooks* retry_hooks = nullptr;
+    /// Tests only (nous/http/testing.hpp): time, sleep and randomness of the retry policy.
+    const testing::Hooks* test_hooks = nullptr;
 
     // ---- streams ----
     /// Stream backend; empty: NOUS_HTTP_STREAM_BACKEND, then app config, then "window".
@@ -129,6 +131,7 @@ struct Config {
     std::optional<Milliseconds> read_timeout;
     std::optional<int> max_retries;
     std::optional<std::size_t> pool_max_per_origin;
+    std::optional<std::size_t> pool_max_idle_per_origin;
     std::optional<Milliseconds> pool_idle_timeout;
     std::optional<std::size_t> window_high_bytes;
     std::optional<std::size_t> window_low_bytes;

@@ -134,9 +134,8 @@ public:
     iterator begin() { return iterator(this); }
     iterator end() { return iterator(); }
 
-    struct State;
-
 private:
+    struct State;
     std::unique_ptr<State> state_;
 };
 
@@ -159,6 +158,10 @@ Result<std::string> resolve_stream_backend_name(const Options& options);
 
 /// The decoder `options` select (custom, else by stream_format).
 std::unique_ptr<Decoder> decoder_for(const Options& options);
+
+/// Whether `error` reports malformed stream data (a bad NDJSON line, a broken
+/// JSON array) rather than broken HTTP framing.
+bool is_malformed_stream(const Error& error) noexcept;
 
 /// Streams alive in this process now (window and pull).
 std::size_t live_streams() noexcept;

@@ -1,0 +1,225 @@
+#include "codec/http1_parser.hpp"
+
+#include <charconv>
+#include <cstring>
+
+#include "core/strings.hpp"
+
+namespace nous::http::detail {
+
+void HeadParser::reset() {
+    // bytes_scanned_ is kept across 1xx heads: it counts the work of the whole response.
+    buf_.clear();
+    scanned_ = 0;
+    head_ = ResponseHead{};
+    error_.clear();
+}
+
+HeadParser::Status HeadParser::fail(std::string why) {
+    error_ = std::move(why);
+    return Status::error;
+}
+
+HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consumed) {
+    consumed = 0;
+    // Fast path: the whole head is in `input` and nothing is buffered: parse in place.
+    if (buf_.empty()) {
+        if (std::size_t end = find_head_end(input, 0); end != 0) {
+            if (end > max_header_bytes) return fail("response head exceeds " + std::to_string(max_header_bytes) + " bytes");
+            consumed = end;
+            return parse(input.substr(0, end));
+        }
+    }
+    // Slow path: accumulate. Scan only new bytes (plus 2 of overlap), so a
+    // head fed one byte at a time is still linear.
+    std::size_t before = buf_.size();
+    std::size_t room = max_header_bytes + 4 - before;
+    std::string_view take = input.substr(0, room);
+    buf_.append(take);
+    std::size_t from = scanned_ > 2 ? scanned_ - 2 : 0;
+    if (std::size_t end = find_head_end(buf_, from); end != 0) {
+        consumed = end - before;
+        buf_.resize(end);
+        return parse(buf_);
+    }
+    scanned_ = buf_.size();
+    consumed = take.size();
+    if (buf_.size() > max_header_bytes)
+        return fail("response head exceeds " + std::to_string(max_header_bytes) + " bytes");
+    return Status::need_more;
+}
+
+std::size_t HeadParser::find_head_end(std::string_view text, std::size_t from) {
+    // "\n\n" or "\n\r\n" ends the head; returns the head length, or 0.
+    while (from < text.size()) {
+        const char* nl = static_cast<const char*>(std::memchr(text.data() + from, '\n', text.size() - from));
+        std::size_t i = nl ? static_cast<std::size_t>(nl - text.data()) : text.size();
+        bytes_scanned_ += i + 1 - from;
+        if (!nl) return 0;
+        if ((i >= 1 && text[i - 1] == '\n') || (i >= 2 && text[i - 1] == '\r' && text[i - 2] == '\n')) return i + 1;
+        from = i + 1;
+    }
+    return 0;
+}
+
+HeadParser::Status HeadParser::parse(std::string_view text) {
+    auto next_line = [&text]() {
+        auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        return line;
+    };
+    std::string_view status_line = next_line();
+    // "HTTP/1.1 200 OK"
+    if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." ||
+        !(status_line[7] == '0' || status_line[7] == '1') || status_line[8] != ' ')
+        return fail("malformed status line");
+    head_.version_minor = status_line[7] - '0';
+    int status = 0;
+    auto digits = status_line.substr(9, 3);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + 3, status);
+    if (ec != std::errc() || end != digits.data() + 3 || status < 100 || status > 999 ||
+        (status_line.size() > 12 && status_line[12] != ' '))
+        return fail("malformed status code");
+    head_.status = status;
+    head_.reason = std::string(status_line.size() > 13 ? status_line.substr(13) : "");
+    while (!text.empty()) {
+        std::string_view line = next_line();
+        if (line.empty()) break;
+        if (line.front() == ' ' || line.front() == '\t')
+            return fail("obsolete header line folding");
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos || colon == 0) return fail("malformed header field");
+        std::string_view name = line.substr(0, colon);
+        if (name.find_first_of(" \t") != std::string_view::npos)
+            return fail("whitespace in header name");
+        if (head_.headers.size() == max_header_fields)
+            return fail("more than " + std::to_string(max_header_fields) + " header fields");
+        std::string lname = to_lower(name);
+        std::string_view value = trim(line.substr(colon + 1));
+        if (lname == "content-length") {
+            std::uint64_t n = 0;
+            auto [p, e] = std::from_chars(value.data(), value.data() + value.size(), n);
+            if (e != std::errc() || p != value.data() + value.size() || value.empty())
+                return fail("bad Content-Length");
+            if (head_.content_length && *head_.content_length != n)
+                return fail("conflicting Content-Length values");
+            head_.content_length = n;
+        } else if (lname == "transfer-encoding") {
+            std::string v = to_lower(value);
+            // Only "chunked" as the final coding is understood.
+            if (v.size() >= 7 && v.compare(v.size() - 7, 7, "chunked") == 0)
+                head_.chunked = true;
+            else
+                return fail("unsupported Transfer-Encoding");
+        } else if (lname == "connection") {
+            std::string v = to_lower(value);
+            if (v.find("close") != std::string::npos) head_.connection_close = true;
+            if (v.find("keep-alive") != std::string::npos) head_.connection_keep_alive = true;
+        }
+        head_.headers.emplace_back(std::move(lname), std::string(value));
+    }
+    return Status::done;
+}
+
+BodyFramer::Mode body_mode_for(const ResponseHead& head) {
+    if (head.status < 200 || head.status == 204 || head.status == 304) return BodyFramer::Mode::none;
+    if (head.chunked) return BodyFramer::Mode::chunked;
+    if (head.content_length) return BodyFramer::Mode::length;
+    return BodyFramer::Mode::until_close;
+}
+
+void BodyFramer::start(Mode mode, std::uint64_t length) {
+    mode_ = mode;
+    line_.clear();
+    trailer_bytes_ = 0;
+    error_.clear();
+    remaining_ = length;
+    switch (mode) {
+        case Mode::none: state_ = State::done; break;
+        case Mode::length: state_ = length == 0 ? State::done : State::data; break;
+        case Mode::chunked: state_ = State::size_line; break;
+        case Mode::until_close: state_ = State::data; break;
+    }
+}
+
+std::size_t BodyFramer::fail(std::string why) {
+    state_ = State::failed;
+    error_ = std::move(why);
+    return 0;
+}
+
+std::uint64_t BodyFramer::direct_read_limit() const noexcept {
+    if (state_ != State::data) return 0;
+    if (mode_ == Mode::until_close) return UINT64_MAX;
+    return remaining_;
+}
+
+void BodyFramer::direct_received(std::size_t n) noexcept {
+    if (mode_ == Mode::until_close) return;
+    remaining_ -= n;
+    if (remaining_ == 0) state_ = mode_ == Mode::chunked ? State::data_crlf : State::done;
+}
+
+std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out) {
+    constexpr std::size_t max_line = 4096;
+    std::size_t used = 0;
+    while (used < n) {
+        switch (state_) {
+            case State::done:
+            case State::failed:
+                return used;
+            case State::data: {
+                std::size_t take = n - used;
+                if (mode_ != Mode::until_close && take > remaining_) take = static_cast<std::size_t>(remaining_);
+                out.append(input + used, take);
+                used += take;
+                direct_received(take);
+                break;
+            }
+            case State::size_line:
+            case State::data_crlf:
+            case State::trailers: {
+                const char* nl = static_cast<const char*>(std::memchr(input + used, '\n', n - used));
+                std::size_t upto = nl ? static_cast<std::size_t>(nl - input) + 1 : n;
+                line_.append(input + used, upto - used);
+                if (state_ == State::trailers) trailer_bytes_ += upto - used;
+                used = upto;
+                if (line_.size() > max_line || trailer_bytes_ > max_header_bytes) {
+                    used = fail(state_ == State::trailers ? "trailer section too large"
+                                                          : "chunk-size line too long");
+                    return used;
+                }
+                if (!nl) return used;
+                std::string_view line(line_);
+                line.remove_suffix(1);
+                if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+                if (state_ == State::data_crlf) {
+                    if (!line.empty()) return fail("missing CRLF after chunk data");
+                    state_ = State::size_line;
+                } else if (state_ == State::trailers) {
+                    if (line.empty()) state_ = State::done;
+                } else {
+                    auto semi = line.find(';');
+                    std::string_view hex = trim(line.substr(0, semi));
+                    std::uint64_t size = 0;
+                    auto [p, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), size, 16);
+                    if (hex.empty() || ec != std::errc() || p != hex.data() + hex.size())
+                        return fail("bad chunk size '" + std::string(hex.substr(0, 32)) + "'");
+                    if (size == 0) {
+                        state_ = State::trailers;
+                    } else {
+                        remaining_ = size;
+                        state_ = State::data;
+                    }
+                }
+                line_.clear();
+                break;
+            }
+        }
+    }
+    return used;
+}
+
+}  // namespace nous::http::detail

@@ -1,0 +1,32 @@
+#pragma once
+// The post backends: the registry, the resolution chain, and the built-in
+// backends that run on a prepared call.
+
+#include <memory>
+
+#include "core/env.hpp"
+#include "nous/http/client.hpp"
+#include "transport/call.hpp"
+
+namespace nous::http::detail {
+
+/// A built-in backend: runs one attempt of a call that post() prepared
+/// (validated, proxy chosen, settings merged); post() runs the retries.
+class PreparedBackend : public Backend {
+public:
+    /// Called directly (not through post()): prepare, then one attempt.
+    Result<Response> post(const Request& request, const Options& options) override;
+    virtual Result<Response> post_prepared(const PreparedCall& call, const Request& request,
+                                           Clock::time_point total_by) = 0;
+};
+
+std::shared_ptr<Backend> make_pooled_backend();
+#ifdef NOUS_HAVE_CURL
+std::shared_ptr<Backend> make_curl_backend();
+#endif
+
+/// The backend the chain selects for `options` (per call > NOUS_HTTP_BACKEND >
+/// app config > "pooled").
+Result<std::shared_ptr<Backend>> backend_for(const Options& options, const EnvSnapshot& env, const Config& config);
+
+}  // namespace nous::http::detail

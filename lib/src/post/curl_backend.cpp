@@ -1,0 +1,402 @@
+// The opt-in `curl` post backend (built only with NOUS_WITH_CURL): libcurl's
+// easy interface driven through a per-thread multi handle, so that the idle
+// read timeout is ours in milliseconds (CURLOPT_LOW_SPEED_TIME counts whole
+// seconds: docs/design/poco-traps.md#curl-low-speed). One easy handle per
+// thread keeps its connection; threads share DNS and TLS sessions only (a
+// shared connection cache is not thread-safe in 7.88:
+// docs/design/poco-traps.md#curl-shared-connections). HTTP/2 is negotiated by
+// ALPN over TLS unless Options::force_http1.
+
+#include <curl/curl.h>
+#include <sys/socket.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "codec/retry_hint.hpp"
+#include "core/cancel.hpp"
+#include "core/log.hpp"
+#include "core/strings.hpp"
+#include "post/backends.hpp"
+
+namespace nous::http::detail {
+
+namespace {
+
+/// DNS and TLS session sharing across threads, with the locks libcurl asks for.
+class Share {
+public:
+    Share() {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        share_ = curl_share_init();
+        curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+        curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+        curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Share::lock);
+        curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Share::unlock);
+        curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    }
+    CURLSH* get() const noexcept { return share_; }
+
+private:
+    static void lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
+        static_cast<Share*>(self)->mutexes_[data % kLocks].lock();
+    }
+    static void unlock(CURL*, curl_lock_data data, void* self) {
+        static_cast<Share*>(self)->mutexes_[data % kLocks].unlock();
+    }
+    static constexpr int kLocks = 8;
+    std::mutex mutexes_[kLocks];
+    CURLSH* share_ = nullptr;
+};
+
+Share& share() {
+    static auto* s = new Share;  // never destroyed: handles may outlive statics at exit
+    return *s;
+}
+
+/// The sockets libcurl has open for one thread's handle, followed through its
+/// open- and close-socket callbacks: a cancel shuts down exactly these, never
+/// an fd number that libcurl closed and the process reused
+/// (docs/design/poco-traps.md#curl-socket-reuse).
+class HandleSockets final : public CancelTarget {
+public:
+    void opened(int fd) {
+        std::lock_guard lock(mutex_);
+        fds_.push_back(fd);
+    }
+    void closing(int fd) {
+        std::lock_guard lock(mutex_);
+        fds_.erase(std::remove(fds_.begin(), fds_.end(), fd), fds_.end());
+    }
+    void interrupt() noexcept override {
+        std::lock_guard lock(mutex_);
+        for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<int> fds_;  ///< guarded by mutex_
+};
+
+/// One easy handle (and its multi driver) per thread: its connection is reused.
+struct ThreadHandle {
+    HandleSockets sockets;  // first: connections close (through it) in the cleanups below
+    CURL* easy = curl_easy_init();
+    CURLM* multi = curl_multi_init();
+    ~ThreadHandle() {
+        curl_multi_cleanup(multi);
+        curl_easy_cleanup(easy);
+    }
+};
+
+/// The system CA bundle plus `ca_file`: CURLOPT_CAINFO would replace the
+/// system store, our contract adds a trust anchor to it.
+Result<std::string> ca_bundle_with(const std::string& ca_file) {
+    static std::mutex mutex;
+    static std::string cached_for, cached;
+    std::lock_guard lock(mutex);
+    if (cached_for == ca_file && !cached.empty()) return cached;
+    std::ifstream extra(ca_file);
+    if (!extra) return Error(ErrorCode::tls_failed, "cannot read ca_file " + ca_file);
+    std::stringstream out;
+    std::ifstream system("/etc/ssl/certs/ca-certificates.crt");
+    if (system) out << system.rdbuf() << "\n";
+    out << extra.rdbuf();
+    cached_for = ca_file;
+    cached = out.str();
+    return cached;
+}
+
+struct Transfer {
+    std::string body;
+    Headers headers;
+    std::size_t limit = 0;
+    bool too_large = false;
+    std::uint64_t bytes_in = 0;  ///< head and body bytes, for "any response byte"
+    Clock::time_point last_activity;
+    int receive_buffer_bytes = 0;
+    bool idle_expired = false;
+    ThreadHandle* handle = nullptr;
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t n = size * count;
+    t->last_activity = Clock::now();
+    t->bytes_in += n;
+    if (t->body.size() + n > t->limit) {
+        t->too_large = true;
+        return 0;  // CURLE_WRITE_ERROR
+    }
+    t->body.append(data, n);
+    return n;
+}
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t n = size * count;
+    t->last_activity = Clock::now();
+    t->bytes_in += n;
+    std::string_view line(data, n);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    if (line.rfind("HTTP/", 0) == 0) {
+        t->headers.clear();  // a new head (a 1xx before it is skipped)
+        return n;
+    }
+    auto colon = line.find(':');
+    if (colon != std::string_view::npos && colon > 0)
+        t->headers.emplace_back(to_lower(line.substr(0, colon)), std::string(trim(line.substr(colon + 1))));
+    return n;
+}
+
+/// Our socket, so that a cancel can shut it down from the moment it exists.
+curl_socket_t on_open_socket(void* user, curlsocktype, curl_sockaddr* address) {
+    auto* t = static_cast<Transfer*>(user);
+    curl_socket_t fd = ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (fd < 0) return CURL_SOCKET_BAD;
+    // Before the SYN: the window scale is fixed at handshake time.
+    if (t->receive_buffer_bytes > 0)
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->receive_buffer_bytes, sizeof(int));
+    t->handle->sockets.opened(fd);
+    return fd;
+}
+
+/// libcurl keeps this callback with the connection, so it runs for every
+/// socket opened above, whichever transfer closes it.
+int on_close_socket(void* user, curl_socket_t fd) {
+    static_cast<ThreadHandle*>(user)->sockets.closing(fd);
+    return ::close(fd);
+}
+
+ErrorCode map_code(CURLcode rc, bool any_byte, bool connected, std::string_view detail) {
+    // Bad framing from the server, whatever code libcurl files it under.
+    // (A non-HTTP answer is refused as "HTTP/0.9" before any header callback.)
+    if (detail.find("HTTP/0.9") != std::string_view::npos) return ErrorCode::protocol;
+    if (any_byte && (detail.find("chunk") != std::string_view::npos || detail.find("Malformed") != std::string_view::npos))
+        return ErrorCode::protocol;
+    switch (rc) {
+        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_URL_MALFORMAT:
+        case CURLE_BAD_FUNCTION_ARGUMENT: return ErrorCode::invalid_argument;
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_RESOLVE_PROXY: return ErrorCode::dns_failed;
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_GOT_NOTHING:
+        case CURLE_SEND_ERROR: return any_byte ? ErrorCode::truncated : ErrorCode::connect_failed;
+        case CURLE_OPERATION_TIMEDOUT: return connected ? ErrorCode::timeout_total : ErrorCode::timeout_connect;
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SSL_INVALIDCERTSTATUS: return ErrorCode::tls_failed;
+        case CURLE_PARTIAL_FILE:
+        case CURLE_RECV_ERROR: return any_byte ? ErrorCode::truncated : ErrorCode::connect_failed;
+        case CURLE_FILESIZE_EXCEEDED: return ErrorCode::too_large;
+        case CURLE_ABORTED_BY_CALLBACK: return ErrorCode::cancelled;
+        case CURLE_WEIRD_SERVER_REPLY:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+        case CURLE_BAD_CONTENT_ENCODING:
+        case CURLE_HTTP3: return ErrorCode::protocol;
+        default: return ErrorCode::connect_failed;
+    }
+}
+
+std::string version_name(long v) {
+    switch (v) {
+        case CURL_HTTP_VERSION_1_0: return "HTTP/1.0";
+        case CURL_HTTP_VERSION_2_0: return "HTTP/2";
+        case CURL_HTTP_VERSION_3: return "HTTP/3";
+        default: return "HTTP/1.1";
+    }
+}
+
+std::chrono::microseconds info_us(CURL* easy, CURLINFO what) {
+    curl_off_t v = 0;
+    curl_easy_getinfo(easy, what, &v);
+    return std::chrono::microseconds(v);
+}
+
+class CurlBackend final : public PreparedBackend {
+public:
+    Result<Response> post_prepared(const PreparedCall& call, const Request& request,
+                                   Clock::time_point total_by) override {
+        const Options& options = *call.options;
+        thread_local ThreadHandle handle;
+        CURL* easy = handle.easy;
+        // Reset options, keep the connection and caches of this thread's handle.
+        curl_easy_reset(easy);
+        const Settings& s = call.settings;
+        const Deadlines deadlines = deadlines_for(s, total_by);
+
+        Transfer t;
+        t.limit = s.max_response_bytes;
+        t.last_activity = Clock::now();
+        t.receive_buffer_bytes = options.receive_buffer_bytes;
+        t.handle = &handle;
+
+        std::string url(request.url);
+        curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(easy, CURLOPT_SHARE, share().get());
+        curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);  // redirects are never followed (SSRF)
+        curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, options.tcp_nodelay ? 1L : 0L);
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(s.connect_timeout.count()));
+        if (total_by != Clock::time_point::max())
+            curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max(1, millis_until(total_by))));
+        curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(s.max_response_bytes));
+        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
+        curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
+        curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
+        curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
+        char error_text[CURL_ERROR_SIZE] = {0};
+        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_text);
+        curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &on_open_socket);
+        curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &t);
+        curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &on_close_socket);
+        curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, &handle);
+        curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+                         options.force_http1 ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS);
+        // Proxies: ours, from the same environment rules; libcurl's own env reading off.
+        curl_easy_setopt(easy, CURLOPT_PROXY, call.proxy.c_str());
+        curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+        // TLS: verification on unless explicitly insecure; ca_file adds to the system store.
+        curl_easy_setopt(easy, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_2);
+        if (options.insecure) {
+            curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+            warn_once("curl-insecure:" + call.url.origin(),
+                      "TLS certificate verification is OFF for " + call.url.origin() + " (insecure)");
+        }
+        std::string bundle;
+        if (!options.ca_file.empty()) {
+            auto b = ca_bundle_with(options.ca_file);
+            if (!b) return b.error();
+            bundle = b.value();
+            curl_blob blob{bundle.data(), bundle.size(), CURL_BLOB_NOCOPY};
+            curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
+        }
+        // Headers: our defaults unless given, no "Expect: 100-continue" round trip.
+        curl_slist* list = nullptr;
+        bool has_type = false, has_agent = false;
+        for (const auto& [k, v] : *request.headers) {
+            has_type |= header_name_equals(k, "content-type");
+            has_agent |= header_name_equals(k, "user-agent");
+            if (header_name_equals(k, "content-length") || header_name_equals(k, "transfer-encoding")) continue;
+            list = curl_slist_append(list, (k + ": " + v).c_str());
+        }
+        if (!has_type) list = curl_slist_append(list, "Content-Type: application/json");
+        if (!has_agent) list = curl_slist_append(list, "User-Agent: nous-http/0.1 (curl)");
+        for (const auto& [k, v] : call.extra_headers) list = curl_slist_append(list, (k + ": " + v).c_str());
+        list = curl_slist_append(list, "Expect:");
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+
+        const auto start = Clock::now();
+        CURLcode rc = CURLE_OK;
+        {
+            CancelRegistration registration(options.cancel, &handle.sockets);
+            rc = drive(handle, t, deadlines, options.cancel);
+        }
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
+        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
+        curl_slist_free_all(list);
+
+        long status = 0, version = 0, connects = 0;
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(easy, CURLINFO_HTTP_VERSION, &version);
+        curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+        if (rc != CURLE_OK) {
+            if (is_cancelled(options.cancel)) return Error(ErrorCode::cancelled, "cancelled");
+            if (rc == CURLE_WRITE_ERROR && t.too_large) rc = CURLE_FILESIZE_EXCEEDED;
+            curl_off_t connect_us = 0;
+            curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+            std::string detail = error_text[0] ? error_text : curl_easy_strerror(rc);
+            Error e(map_code(rc, t.bytes_in > 0, connect_us > 0, detail), "curl: " + detail);
+            if (rc == CURLE_FILESIZE_EXCEEDED) e.status = static_cast<int>(status);
+            return e;
+        }
+        if (t.idle_expired) return Error(ErrorCode::timeout_read, "read timed out");
+        Response r;
+        r.status = static_cast<int>(status);
+        r.http_version = version_name(version);
+        r.connection_reused = connects == 0;
+        r.timings.resolve = info_us(easy, CURLINFO_NAMELOOKUP_TIME_T);
+        r.timings.connect = info_us(easy, CURLINFO_CONNECT_TIME_T) - r.timings.resolve;
+        auto tls_done = info_us(easy, CURLINFO_APPCONNECT_TIME_T);
+        r.timings.tls = tls_done.count() > 0 ? tls_done - info_us(easy, CURLINFO_CONNECT_TIME_T) : std::chrono::microseconds(0);
+        r.timings.ttfb = info_us(easy, CURLINFO_STARTTRANSFER_TIME_T);
+        r.timings.total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+        if (r.status / 100 == 2) {
+            r.headers = std::move(t.headers);
+            r.body = std::move(t.body);
+            return r;
+        }
+        ResponseHead head;
+        head.status = r.status;
+        head.headers = std::move(t.headers);
+        if (t.body.size() > defaults::max_error_body_bytes) {
+            Error e(ErrorCode::too_large, "error body exceeds the limit");
+            e.status = r.status;
+            e.headers = std::move(head.headers);
+            return e;
+        }
+        return http_status_error(head, std::move(t.body));
+    }
+
+private:
+    /// Runs the transfer on this thread's multi handle, enforcing the idle
+    /// read timeout in milliseconds and noticing a cancel within 20 ms.
+    static CURLcode drive(ThreadHandle& h, Transfer& t, const Deadlines& d, const CancelToken* cancel) {
+        curl_multi_add_handle(h.multi, h.easy);
+        CURLcode result = CURLE_OK;
+        for (;;) {
+            int running = 0;
+            curl_multi_perform(h.multi, &running);
+            int queued = 0;
+            bool finished = false;
+            while (CURLMsg* msg = curl_multi_info_read(h.multi, &queued)) {
+                if (msg->msg == CURLMSG_DONE) {
+                    result = msg->data.result;
+                    finished = true;
+                }
+            }
+            if (finished || running == 0) break;
+            if (is_cancelled(cancel)) {
+                result = CURLE_ABORTED_BY_CALLBACK;
+                break;
+            }
+            // Idle: no byte of head or body for the read timeout, counted from
+            // the moment the request starts (connecting is the connect timeout's).
+            curl_off_t pretransfer_us = 0;
+            curl_easy_getinfo(h.easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
+            const auto now = Clock::now();
+            const bool started = pretransfer_us > 0 || t.bytes_in > 0;
+            if (started && now - t.last_activity > d.idle) {
+                t.idle_expired = true;
+                break;
+            }
+            if (!started) t.last_activity = now;
+            int wait_ms = std::min<int>(20, std::max(1, millis_until(t.last_activity + d.idle)));
+            curl_multi_poll(h.multi, nullptr, 0, wait_ms, nullptr);
+        }
+        curl_multi_remove_handle(h.multi, h.easy);
+        return result;
+    }
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_curl_backend() { return std::make_shared<CurlBackend>(); }
+
+}  // namespace nous::http::detail

@@ -1,0 +1,242 @@
+// stream(): validation, stream backend resolution, the concurrency cap, and
+// the Stream handle that turns body pieces into items through a decoder.
+
+#include "nous/http/stream.hpp"
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "core/backend_chain.hpp"
+#include "core/config.hpp"
+#include "core/log.hpp"
+#include "core/registry.hpp"
+#include "stream/stream_backends.hpp"
+
+namespace nous::http {
+
+// ---- the handle --------------------------------------------------------------
+
+struct Stream::State {
+    std::unique_ptr<ChunkSource> source;
+    std::unique_ptr<Decoder> decoder;
+    std::deque<StreamItem> pending;
+    std::vector<Event> scratch;
+    bool finished = false;  ///< no more items will come from the source
+    bool cancel_reported = false;
+    std::atomic<bool> cancelled{false};
+    std::atomic<std::uint64_t> items{0};
+    std::atomic<bool> done_seen{false};
+
+    void push_error(Error e) {
+        StreamItem item;
+        item.kind = StreamItem::Kind::error;
+        item.error = std::move(e);
+        pending.push_back(std::move(item));
+        finished = true;
+    }
+
+    void push_events() {
+        for (auto& e : scratch) {
+            StreamItem item;
+            item.event = std::move(e);
+            pending.push_back(std::move(item));
+        }
+        scratch.clear();
+    }
+};
+
+Stream::Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> decoder)
+    : state_(std::make_unique<State>()) {
+    state_->source = std::move(source);
+    state_->decoder = decoder ? std::move(decoder) : make_sse_decoder();
+}
+
+Stream Stream::failed(Error error) {
+    Stream s(nullptr, nullptr);
+    s.state_->push_error(std::move(error));
+    return s;
+}
+
+Stream::Stream(Stream&&) noexcept = default;
+Stream& Stream::operator=(Stream&&) noexcept = default;
+
+Stream::~Stream() {
+    // Unfinished: cancel now. After [DONE] the source's own destructor first
+    // gives the reader a moment to reach the body's end (so the connection can
+    // be pooled), then cancels. Either way it joins its reader promptly.
+    if (state_ && state_->source && !state_->finished) state_->source->cancel();
+}
+
+std::optional<StreamItem> Stream::next() {
+    State& s = *state_;
+    if (s.cancelled.load() && !s.cancel_reported) {
+        // A cancel ends the stream at once, ahead of items already decoded.
+        s.cancel_reported = true;
+        if (!s.finished || !s.pending.empty()) {
+            s.pending.clear();
+            s.push_error(Error(ErrorCode::cancelled, "stream cancelled"));
+        }
+    }
+    for (;;) {
+        if (!s.pending.empty()) {
+            StreamItem item = std::move(s.pending.front());
+            s.pending.pop_front();
+            if (item.is_event()) s.items.fetch_add(1, std::memory_order_relaxed);
+            return item;
+        }
+        if (s.finished || !s.source) return std::nullopt;
+        ChunkSource::Piece piece = s.source->next();
+        switch (piece.kind) {
+            case ChunkSource::Piece::Kind::data: {
+                bool done = false;
+                auto error = s.decoder->feed(piece.bytes, s.scratch, done);
+                s.push_events();
+                if (error) {
+                    s.push_error(std::move(*error));
+                } else if (done) {
+                    StreamItem item;
+                    item.kind = StreamItem::Kind::done;
+                    s.pending.push_back(std::move(item));
+                    s.finished = true;
+                    s.done_seen = true;
+                    s.source->finish_after_done();
+                }
+                break;
+            }
+            case ChunkSource::Piece::Kind::end: {
+                auto error = s.decoder->finish(s.scratch);
+                s.push_events();
+                s.finished = true;
+                if (error) s.push_error(std::move(*error));
+                break;
+            }
+            case ChunkSource::Piece::Kind::error:
+                s.push_error(s.cancelled.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                                : std::move(piece.error));
+                break;
+        }
+    }
+}
+
+void Stream::cancel() noexcept {
+    if (!state_) return;
+    state_->cancelled.store(true);
+    if (state_->source) state_->source->cancel();
+}
+
+StreamStats Stream::stats() const {
+    StreamStats s = state_->source ? state_->source->stats() : StreamStats{};
+    s.items = state_->items.load();
+    s.done_seen = state_->done_seen.load();
+    return s;
+}
+
+Headers Stream::response_headers() const {
+    return state_->source ? state_->source->response_headers() : Headers{};
+}
+
+std::unique_ptr<Decoder> decoder_for(const Options& options) {
+    if (options.decoder) return options.decoder();
+    const std::size_t cap = options.max_event_bytes.value_or(defaults::max_event_bytes);
+    switch (options.stream_format) {
+        case StreamFormat::sse: return make_sse_decoder(cap);
+        case StreamFormat::ndjson: return make_ndjson_decoder(cap);
+        case StreamFormat::json_array: return make_json_array_decoder(cap);
+        case StreamFormat::raw: return make_raw_decoder(cap);
+    }
+    return make_sse_decoder(cap);
+}
+
+// ---- backends and resolution -----------------------------------------------
+
+namespace {
+
+/// The built-in backends: a window (reader thread) or pull (caller's thread) source.
+class BuiltinStreamBackend final : public StreamBackend {
+public:
+    explicit BuiltinStreamBackend(bool window) : window_(window) {}
+    Stream open(const Request& request, const Options& options) override {
+        const auto env = detail::read_env();
+        const auto config = detail::config_snapshot(env);
+        return open_with(request, options, env, *config);
+    }
+    Stream open_with(const Request& request, const Options& options, const detail::EnvSnapshot& env,
+                     const Config& config) {
+        auto call = detail::make_stream_call(request.url, request.body, *request.headers, options, env, config);
+        if (!call) return Stream::failed(call.error());
+        const std::size_t cap = config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
+        detail::StreamSlot slot;
+        if (!slot.acquire(cap)) {
+            detail::log(LogLevel::warning, "stream refused: " + std::to_string(cap) +
+                                               " concurrent streams are open (raise Config::max_concurrent_streams)");
+            return Stream::failed(Error(ErrorCode::saturated,
+                                        "concurrent streams cap of " + std::to_string(cap) + " reached"));
+        }
+        auto decoder = decoder_for(options);
+        auto source = window_ ? detail::make_window_source(std::move(call.value()), std::move(slot))
+                              : detail::make_pull_source(std::move(call.value()), std::move(slot));
+        return Stream(std::move(source), std::move(decoder));
+    }
+
+private:
+    bool window_;
+};
+
+detail::NamedRegistry<StreamBackend>& stream_registry() {
+    static auto* r = [] {
+        auto* made = new detail::NamedRegistry<StreamBackend>;  // never destroyed: used until exit
+        made->add_instance("window", std::make_shared<BuiltinStreamBackend>(true));
+        made->add_instance("pull", std::make_shared<BuiltinStreamBackend>(false));
+        return made;
+    }();
+    return *r;
+}
+
+bool stream_available(const std::string& name) { return stream_registry().contains(name); }
+
+bool stream_known_not_built(const std::string&) { return false; }
+
+detail::ChainSpec stream_chain(const detail::EnvSnapshot& env, const Config& config) {
+    return detail::ChainSpec{"stream backend", "NOUS_HTTP_STREAM_BACKEND", env.http_stream_backend, "window",
+                             config.stream_backend, stream_available, stream_known_not_built};
+}
+
+Result<std::shared_ptr<StreamBackend>> stream_backend_for(const Options& options, const detail::EnvSnapshot& env,
+                                                          const Config& config) {
+    auto name = detail::resolve_chain(stream_chain(env, config), options.stream_backend);
+    if (!name) return name.error();
+    return stream_registry().get(name.value(), "stream backend");
+}
+
+}  // namespace
+
+void register_stream_backend(const std::string& name, StreamBackendFactory factory) {
+    stream_registry().add(name, std::move(factory));
+}
+
+std::vector<std::string> stream_backend_names() { return stream_registry().names(); }
+
+Result<std::string> resolve_stream_backend_name(const Options& options) {
+    const auto env = detail::read_env();
+    return detail::resolve_chain(stream_chain(env, *detail::config_snapshot(env)), options.stream_backend);
+}
+
+Stream stream(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
+    const auto env = detail::read_env();
+    const auto config = detail::config_snapshot(env);
+    auto backend = stream_backend_for(options, env, *config);
+    if (!backend) return Stream::failed(backend.error());
+    const Request request{url, body, &headers};
+    if (auto* builtin = dynamic_cast<BuiltinStreamBackend*>(backend.value().get()))
+        return builtin->open_with(request, options, env, *config);
+    // A custom backend sees only calls that pass the checks post() applies.
+    if (auto valid = detail::validate_call(url, body, headers); !valid) return Stream::failed(valid.error());
+    try {
+        return backend.value()->open(request, options);
+    } catch (const std::exception& e) {
+        return Stream::failed(Error(ErrorCode::backend_unavailable, std::string("stream backend threw: ") + e.what()));
+    }
+}
+
+}  // namespace nous::http

@@ -1,0 +1,115 @@
+#include "stream/stream_request.hpp"
+
+#include <atomic>
+
+#include "codec/retry_hint.hpp"
+#include "core/retry.hpp"
+
+namespace nous::http {
+
+namespace {
+std::atomic<std::size_t> g_live_streams{0};
+constexpr std::size_t kReadBuffer = 64 * 1024;
+}  // namespace
+
+std::size_t live_streams() noexcept { return g_live_streams.load(); }
+
+namespace detail {
+
+bool StreamSlot::acquire(std::size_t cap) noexcept {
+    if (g_live_streams.fetch_add(1) >= cap) {
+        g_live_streams.fetch_sub(1);
+        return false;
+    }
+    held_ = true;
+    return true;
+}
+
+StreamSlot::~StreamSlot() {
+    if (held_) g_live_streams.fetch_sub(1);
+}
+
+Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::string_view body,
+                                                     const Headers& headers, const Options& options,
+                                                     const EnvSnapshot& env, const Config& config) {
+    auto call = std::make_unique<StreamCall>();
+    call->options = options;
+    call->options.cancel = nullptr;  // a stream is cancelled through its handle
+    auto prepared = prepare_call(url, body, headers, call->options, env, config);
+    if (!prepared) return prepared.error();
+    call->prepared = std::move(prepared.value());
+    call->body.assign(body);
+    call->headers = headers;
+    bool has_type = false, has_accept = false;
+    for (const auto& [k, v] : headers) {
+        has_type |= header_name_equals(k, "content-type");
+        has_accept |= header_name_equals(k, "accept");
+    }
+    if (!has_type) call->headers.emplace_back("content-type", "application/json");
+    if (!has_accept) call->headers.emplace_back("accept", "text/event-stream");
+    call->window_high = options.window_high_bytes.value_or(config.window_high_bytes.value_or(defaults::window_high_bytes));
+    call->window_low = options.window_low_bytes.value_or(config.window_low_bytes.value_or(defaults::window_low_bytes));
+    call->window_max_park = options.window_max_park.value_or(config.window_max_park.value_or(defaults::window_max_park));
+    if (call->window_low > call->window_high)
+        return Error(ErrorCode::invalid_argument, "window_low_bytes must not exceed window_high_bytes");
+    return call;
+}
+
+StreamRequest::StreamRequest(const StreamCall& call, const CancelToken& token)
+    : call_(call), token_(token), buffer_(new char[kReadBuffer]) {}
+
+StreamRequest::~StreamRequest() = default;
+
+void StreamRequest::release() {
+    if (attempt_) attempt_->release();
+}
+
+std::optional<Error> StreamRequest::open() {
+    RetryRun run;
+    run.max_retries = call_.prepared.settings.max_retries;
+    run.total_timeout = call_.options.total_timeout;
+    run.hooks = call_.options.test_hooks;
+    run.cancel = &token_;
+    run.what = "stream";
+    auto error = run_with_retries(
+        [&](Clock::time_point total_by) -> std::optional<Error> {
+            attempt_ = std::make_unique<Attempt>(call_.prepared, &token_, buffer_.get(), kReadBuffer);
+            auto e = attempt_->open(deadlines_for(call_.prepared.settings, total_by), call_.body, call_.headers);
+            if (!e) {
+                ResponseHead& head = attempt_->reader().head();
+                status_ = head.status;
+                if (status_ / 100 == 2) return std::nullopt;
+                // Non-2xx: the body (capped) goes into the error.
+                std::string body;
+                e = attempt_->reader().read_whole_body(body, attempt_->params().max_error_body_bytes);
+                if (!e) e = http_status_error(head, std::move(body));
+            }
+            attempt_->release();
+            if (is_cancelled(&token_)) return Error(ErrorCode::cancelled, "stream cancelled");
+            return e;
+        },
+        run);
+    if (error && is_cancelled(&token_)) return Error(ErrorCode::cancelled, "stream cancelled");
+    return error;
+}
+
+void StreamRequest::drain_and_release(Milliseconds budget) {
+    if (!attempt_ || !attempt_->active()) return;
+    ExchangeParams& params = attempt_->params();
+    params.deadlines.idle = budget;
+    params.deadlines.total_by = std::min(params.deadlines.total_by, Clock::now() + budget);
+    for (;;) {
+        std::string ignored;
+        Error error;
+        auto piece = attempt_->reader().read_body_piece(ignored, error);
+        if (piece != ResponseReader::Piece::data) break;  // end (reusable) or error (closed below)
+    }
+    release();
+}
+
+ResponseReader::Piece StreamRequest::read(std::string& out, Error& error) {
+    return attempt_->reader().read_body_piece(out, error);
+}
+
+}  // namespace detail
+}  // namespace nous::http

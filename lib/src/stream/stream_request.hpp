@@ -1,0 +1,92 @@
+#pragma once
+// Opening a streamed response through the shared call pipeline: a pooled
+// connection (warm when one is free), the request sent, the head read, the
+// retry policy applied before the first body byte; then the body piece by
+// piece. Used by the window and pull backends.
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "core/cancel.hpp"
+#include "nous/http/stream.hpp"
+#include "transport/call.hpp"
+
+namespace nous::http::detail {
+
+/// Everything a stream needs after stream() returns (the caller's arguments are copied).
+struct StreamCall {
+    std::string body;
+    Headers headers;  ///< with content-type and accept added unless given
+    Options options;  ///< cancel pointer cleared: the stream has its own token
+    PreparedCall prepared;  ///< prepared.options points at `options`
+    std::size_t window_high = defaults::window_high_bytes;
+    std::size_t window_low = defaults::window_low_bytes;
+    Milliseconds window_max_park = defaults::window_max_park;
+};
+
+/// Validates and copies a stream call; an error is the stream's first item.
+Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::string_view body,
+                                                     const Headers& headers, const Options& options,
+                                                     const EnvSnapshot& env, const Config& config);
+
+class StreamRequest {
+public:
+    StreamRequest(const StreamCall& call, const CancelToken& token);
+    ~StreamRequest();
+
+    /// Connects, sends and reads the head, retrying per the policy. A non-2xx
+    /// answer becomes an http_status error carrying its body (at most 10 MiB).
+    std::optional<Error> open();
+    int status() const noexcept { return status_; }
+    /// The 2xx response's headers (after open() succeeded).
+    const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
+    /// The next piece of body (after open() succeeded).
+    ResponseReader::Piece read(std::string& out, Error& error);
+    /// Gives the connection back: to the pool when the body was read to its end.
+    void release();
+    /// After [DONE]: read what remains of the body for at most `budget`
+    /// (usually only the last chunk's terminator, already in the socket), then
+    /// release, so the connection can be pooled.
+    void drain_and_release(Milliseconds budget);
+
+private:
+    const StreamCall& call_;
+    const CancelToken& token_;
+    std::unique_ptr<char[]> buffer_;
+    std::unique_ptr<Attempt> attempt_;
+    int status_ = 0;
+};
+
+/// The response headers a stream source publishes to other threads.
+class SharedHeaders {
+public:
+    void set(const Headers& headers) {
+        std::lock_guard lock(mutex_);
+        headers_ = headers;
+    }
+    Headers get() const {
+        std::lock_guard lock(mutex_);
+        return headers_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    Headers headers_;
+};
+
+/// RAII share of the concurrent streams cap.
+class StreamSlot {
+public:
+    StreamSlot() = default;
+    StreamSlot(StreamSlot&& other) noexcept : held_(std::exchange(other.held_, false)) {}
+    StreamSlot& operator=(StreamSlot&&) = delete;
+    /// False when the cap is reached (nothing is held then).
+    bool acquire(std::size_t cap) noexcept;
+    ~StreamSlot();
+
+private:
+    bool held_ = false;
+};
+
+}  // namespace nous::http::detail

@@ -1,0 +1,245 @@
+// The `window` stream backend: a reader thread per stream feeds body chunks
+// into a moodycamel queue, with byte accounting beside it that parks the
+// reader above the high mark until the consumer drains under the low mark.
+// A parked reader does not read the socket, so TCP backpressure reaches the server.
+
+#include <concurrentqueue/concurrentqueue.h>
+#include <pthread.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <thread>
+
+#include "core/cancel.hpp"
+#include "stream/stream_backends.hpp"
+#include "stream/stream_request.hpp"
+
+namespace nous::http::detail {
+
+namespace {
+
+using Piece = ChunkSource::Piece;
+
+/// Bounded waits: a missed wake-up costs one period, never a hang.
+constexpr auto kWaitSlice = std::chrono::milliseconds(100);
+
+class WindowSource final : public ChunkSource {
+public:
+    WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot) : call_(std::move(call)), slot_(std::move(slot)) {
+        reader_ = std::thread([this] { run(); });
+    }
+
+    ~WindowSource() override {
+        if (after_done_.load()) {
+            // [DONE] was delivered: give the reader a moment to see the body's
+            // end (usually already in the socket) so the connection is pooled.
+            std::unique_lock lock(mutex_);
+            reader_done_cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return reader_finished_; });
+        }
+        cancel();
+        reader_.join();
+    }
+
+    Piece next() override {
+        for (;;) {
+            if (overflowed_.load(std::memory_order_acquire)) {
+                // Delivered at once, ahead of the queued data: the request was aborted.
+                overflowed_.store(false);
+                std::lock_guard lock(mutex_);
+                Piece p;
+                p.kind = Piece::Kind::error;
+                p.error = overflow_error_;
+                return p;
+            }
+            Piece piece;
+            if (queue_.try_dequeue(piece)) {
+                ++consumed_;
+                if (piece.kind == Piece::Kind::data) {
+                    const std::size_t n = piece.bytes.size();
+                    const std::size_t before = inflight_.fetch_sub(n, std::memory_order_acq_rel);
+                    // Wake the reader exactly when the total crosses the low mark.
+                    if (before >= call_->window_low && before - n < call_->window_low) {
+                        std::lock_guard lock(mutex_);
+                        if (reader_parked_) reader_cv_.notify_one();
+                    }
+                }
+                return piece;
+            }
+            std::unique_lock lock(mutex_);
+            // try_dequeue can fail transiently right after an enqueue
+            // (docs/design/poco-traps.md#queue-spurious-empty): our own counter says whether to retry.
+            if (produced_.load(std::memory_order_acquire) > consumed_ || overflowed_.load()) {
+                lock.unlock();
+                std::this_thread::yield();
+                continue;
+            }
+            consumer_waiting_ = true;
+            consumer_cv_.wait_for(lock, kWaitSlice);
+            consumer_waiting_ = false;
+        }
+    }
+
+    void cancel() noexcept override {
+        stop_.store(true);
+        token_.cancel();  // shuts down the socket: wakes a blocked connect or read
+        std::lock_guard lock(mutex_);
+        reader_cv_.notify_all();
+        consumer_cv_.notify_all();
+    }
+
+    void finish_after_done() noexcept override { after_done_.store(true); }
+
+    Headers response_headers() const override { return headers_.get(); }
+
+    StreamStats stats() const override {
+        StreamStats s;
+        s.bytes = bytes_.load();
+        s.parks = parks_.load();
+        s.parked = std::chrono::microseconds(parked_us_.load());
+        s.peak_inflight_bytes = peak_.load();
+        s.status = status_.load();
+        return s;
+    }
+
+private:
+    void run() {
+        // POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        try {
+            produce();
+        } catch (const std::exception& e) {
+            Piece p;
+            p.kind = Piece::Kind::error;
+            p.error = Error(ErrorCode::protocol, std::string("stream reader failed: ") + e.what());
+            push(std::move(p));
+        }
+        std::lock_guard lock(mutex_);
+        reader_finished_ = true;
+        reader_done_cv_.notify_all();
+    }
+
+    void produce() {
+        StreamRequest request(*call_, token_);
+        if (auto e = request.open()) {
+            push(error_piece(std::move(*e)));
+            return;
+        }
+        headers_.set(request.headers());
+        status_.store(request.status());
+        for (;;) {
+            if (stop_.load()) {
+                push(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
+                return;
+            }
+            Piece piece;
+            Error error;
+            switch (request.read(piece.bytes, error)) {
+                case ResponseReader::Piece::data: {
+                    const std::size_t n = piece.bytes.size();
+                    bytes_.fetch_add(n, std::memory_order_relaxed);
+                    piece.kind = Piece::Kind::data;
+                    // Account before enqueueing, so the consumer never subtracts first.
+                    const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
+                    note_peak(now);
+                    push(std::move(piece));
+                    if (now > call_->window_high && !park()) return;
+                    break;
+                }
+                case ResponseReader::Piece::end:
+                    request.release();  // complete body with keep-alive: back to the pool
+                    push(Piece{Piece::Kind::end, {}, {}});
+                    return;
+                case ResponseReader::Piece::error:
+                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(error)));
+                    return;
+            }
+        }
+    }
+
+    /// Parks until the consumer drains under the low mark. False when the
+    /// stream must end (cancelled, or parked past the maximum wait).
+    bool park() {
+        std::unique_lock lock(mutex_);
+        const auto start = Clock::now();
+        // The maximum park counts from the moment the reader parks.
+        const auto deadline = start + call_->window_max_park;
+        reader_parked_ = true;
+        parks_.fetch_add(1, std::memory_order_relaxed);
+        bool resumed = true;
+        while (inflight_.load(std::memory_order_acquire) >= call_->window_low) {
+            if (stop_.load()) {
+                resumed = false;
+                break;
+            }
+            auto now = Clock::now();
+            if (now >= deadline) {
+                overflow_error_ = Error(ErrorCode::backpressure_overflow,
+                                        "consumer too slow: reader parked for " +
+                                            std::to_string(call_->window_max_park.count()) + " ms with " +
+                                            std::to_string(inflight_.load()) + " bytes in flight");
+                overflow_error_.inflight_bytes = inflight_.load();
+                overflowed_.store(true, std::memory_order_release);
+                consumer_cv_.notify_all();
+                resumed = false;
+                break;
+            }
+            reader_cv_.wait_until(lock, std::min(deadline, now + kWaitSlice));
+        }
+        reader_parked_ = false;
+        parked_us_.fetch_add(static_cast<std::uint64_t>(
+                                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count()),
+                             std::memory_order_relaxed);
+        return resumed;
+    }
+
+    void push(Piece piece) {
+        queue_.enqueue(std::move(piece));
+        produced_.fetch_add(1, std::memory_order_release);
+        std::lock_guard lock(mutex_);
+        if (consumer_waiting_) consumer_cv_.notify_one();
+    }
+
+    static Piece error_piece(Error e) {
+        Piece p;
+        p.kind = Piece::Kind::error;
+        p.error = std::move(e);
+        return p;
+    }
+
+    void note_peak(std::size_t now) {
+        std::size_t peak = peak_.load(std::memory_order_relaxed);
+        while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+        }
+    }
+
+    std::unique_ptr<StreamCall> call_;
+    StreamSlot slot_;
+    CancelToken token_;
+    moodycamel::ConcurrentQueue<Piece> queue_;
+    std::atomic<std::uint64_t> produced_{0};
+    std::uint64_t consumed_ = 0;  ///< consumer thread only
+    std::atomic<std::size_t> inflight_{0};
+    std::atomic<bool> stop_{false}, after_done_{false}, overflowed_{false};
+    std::mutex mutex_;
+    std::condition_variable reader_cv_, consumer_cv_, reader_done_cv_;
+    bool reader_parked_ = false;     ///< guarded by mutex_
+    bool consumer_waiting_ = false;  ///< guarded by mutex_
+    bool reader_finished_ = false;   ///< guarded by mutex_
+    Error overflow_error_;           ///< guarded by mutex_
+    SharedHeaders headers_;
+    std::atomic<std::uint64_t> bytes_{0}, parks_{0}, parked_us_{0};
+    std::atomic<std::size_t> peak_{0};
+    std::atomic<int> status_{0};
+    std::thread reader_;  ///< last: started after every member above exists
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkSource> make_window_source(std::unique_ptr<StreamCall> call, StreamSlot slot) {
+    return std::make_unique<WindowSource>(std::move(call), std::move(slot));
+}
+
+}  // namespace nous::http::detail

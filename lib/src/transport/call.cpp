@@ -1,0 +1,82 @@
+#include "transport/call.hpp"
+
+#include "core/headers.hpp"
+#include "core/log.hpp"
+#include "core/proxy.hpp"
+
+namespace nous::http::detail {
+
+Result<Url> validate_call(std::string_view url, std::string_view body, const Headers& headers) {
+    auto parsed = parse_url(url);
+    if (!parsed) return parsed.error();
+    if (auto e = validate_request_headers(body, headers)) return *e;
+    return parsed;
+}
+
+Result<PreparedCall> prepare_call(std::string_view url, std::string_view body, const Headers& headers,
+                                  const Options& options, const EnvSnapshot& env, const Config& config) {
+    auto parsed = validate_call(url, body, headers);
+    if (!parsed) return parsed.error();
+    auto proxy = proxy_for(parsed.value(), env);
+    if (!proxy) return proxy.error();
+    PreparedCall call;
+    call.url = std::move(parsed.value());
+    call.proxy = std::move(proxy.value());
+    call.settings = effective_settings(options, config);
+    call.options = &options;
+    if (!call.proxy.empty() && !call.url.https) {
+        auto proxy_url = parse_url(call.proxy);
+        if (proxy_url && !proxy_url->userinfo.empty()) call.proxy_authorization = basic_auth(proxy_url->userinfo);
+    }
+    return call;
+}
+
+Attempt::Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer, std::size_t buffer_size)
+    : call_(call), buffer_(buffer), buffer_size_(buffer_size) {
+    params_.cancel = cancel;
+    params_.proxy_authorization = call.proxy_authorization;
+    params_.extra_headers = call.extra_headers.empty() ? nullptr : &call.extra_headers;
+}
+
+Attempt::~Attempt() {
+    reader_.reset();
+    registration_.reset();
+    if (transport_) pool_->checkin(std::move(transport_), false);
+}
+
+void Attempt::release() {
+    if (!transport_) return;
+    const bool reusable = reader_ && reader_->reusable();
+    reader_.reset();
+    registration_.reset();
+    pool_->checkin(std::move(transport_), reusable);
+}
+
+std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view body, const Headers& headers) {
+    params_.deadlines = deadlines;
+    if (!pool_) pool_ = pool_for(call_.url, call_.proxy, *call_.options, call_.settings.pool);
+    // The first try may reuse an idle connection. A reused connection that
+    // turns out stale before any response byte is resent once, on a new one.
+    for (int resends = 0;; ++resends) {
+        auto lease = pool_->checkout(params_.deadlines, params_.cancel, resends == 0);
+        if (!lease) return lease.error();
+        transport_ = std::move(lease->transport);
+        reused_ = lease->reused;
+        timings_ = lease->timings;
+        registration_ = std::make_unique<CancelRegistration>(params_.cancel, transport_.get());
+        reader_ = std::make_unique<ResponseReader>(*transport_, params_, buffer_, buffer_size_);
+        std::optional<Error> error = reader_->send(call_.url, body, headers);
+        if (!error) error = reader_->read_head();
+        if (!error) return std::nullopt;
+        const bool stale = reused_ && resends == 0 && !reader_->any_response_byte() && reader_->stale_connection();
+        reader_.reset();
+        registration_.reset();
+        pool_->checkin(std::move(transport_), false);
+        if (!stale) return error;
+        pool_counters().resent.fetch_add(1, std::memory_order_relaxed);
+        pool_counters().stale.fetch_add(1, std::memory_order_relaxed);
+        log(LogLevel::debug, "stale pooled connection to " + call_.url.origin() + ": resending once");
+    }
+}
+
+}  // namespace nous::http::detail

@@ -1,0 +1,112 @@
+#pragma once
+// One HTTP/1.1 connection over POCO: a session owning a connected (TLS)
+// socket, with our own deadline-aware I/O on top; and the connector that
+// opens them for one pool key.
+
+#include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/Session.h>
+#include <Poco/Net/StreamSocket.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/url.hpp"
+#include "transport/transport.hpp"
+
+namespace nous::http::detail {
+
+/// POCO's session with its hidden reconnect disabled: HTTPClientSession::write()
+/// silently closes, reconnects and rewrites when the first write on a kept-alive
+/// session fails (docs/design/poco-traps.md#hidden-reconnect), bypassing our
+/// resend rule, pool counters, connect deadline and host check.
+class PocoSession : public Poco::Net::HTTPClientSession {
+public:
+    explicit PocoSession(const Poco::Net::StreamSocket& socket) : HTTPClientSession(socket) {}
+    int write(const char* buffer, std::streamsize length) override {
+        return HTTPSession::write(buffer, length);
+    }
+    int receive_some(char* buffer, int length) { return HTTPSession::receive(buffer, length); }
+};
+
+/// Everything that selects a connection: pooled connections serve only calls
+/// with the same key (a session opened with `insecure` never serves a verifying call).
+struct ConnectionKey {
+    Url origin;
+    std::string proxy;  ///< proxy URL or empty
+    std::string ca_file;
+    bool insecure = false;
+    int receive_buffer_bytes = 0;
+    bool tcp_nodelay = true;
+
+    std::string to_string() const;
+};
+
+class Connection final : public Transport {
+public:
+    Connection(Poco::Net::StreamSocket socket, bool tls, bool via_proxy);
+    ~Connection() override;
+
+    IoResult write_all(std::string_view head, std::string_view body, const Deadlines& deadlines,
+                       const CancelToken* cancel) override;
+    IoResult read_some(char* buffer, std::size_t n, const Deadlines& deadlines,
+                       const CancelToken* cancel) override;
+    bool probe_alive() override;
+    void interrupt() noexcept override;
+    bool absolute_form() const noexcept override { return via_proxy_ && !tls_; }
+    bool tls() const noexcept override { return tls_; }
+    bool resumed_tls_session() const noexcept override { return resumed_; }
+
+    int fd() const noexcept { return fd_; }
+    /// TLS session to resume on the next connection to this origin.
+    Poco::Net::Session::Ptr tls_session();
+
+private:
+    void set_send_timeout(const Deadlines& deadlines);
+    void set_receive_timeout(int ms);
+    void set_tls_receive_timeout(const Deadlines& deadlines, Clock::time_point limit);
+    IoResult read_plain(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
+    IoResult read_tls(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
+
+    std::unique_ptr<PocoSession> session_;
+    int send_timeout_ms_ = -1;
+    int receive_timeout_ms_ = -1;
+    long long tls_receive_timeout_us_ = -1;
+    int fd_ = -1;
+    bool tls_ = false;
+    bool via_proxy_ = false;
+    bool resumed_ = false;
+};
+
+/// TLS settings of one origin: verification against the system store plus
+/// `ca_file`, host name checked by OpenSSL inside the handshake.
+Poco::Net::Context::Ptr make_tls_context(const ConnectionKey& key);
+
+/// Opens POCO connections for one key; keeps the TLS context and the last
+/// session of the origin so that new connections resume it.
+class PocoConnector final : public Connector {
+public:
+    explicit PocoConnector(ConnectionKey key) : key_(std::move(key)) {}
+    Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines, const CancelToken* cancel,
+                                               ConnectTimings& timings) override;
+    void on_reusable(Transport& transport) override;
+
+private:
+    const ConnectionKey key_;
+    std::mutex mutex_;
+    Poco::Net::Context::Ptr tls_context_;  ///< guarded by mutex_; made on first https connect
+    Poco::Net::Session::Ptr tls_session_;  ///< guarded by mutex_
+};
+
+/// Resolve, connect to every address in turn, tunnel through the proxy if
+/// any, and complete the TLS handshake, all under the connect deadline.
+Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key,
+                                                    Poco::Net::Context::Ptr tls_context,
+                                                    Poco::Net::Session::Ptr tls_session,
+                                                    const Deadlines& deadlines,
+                                                    const CancelToken* cancel,
+                                                    ConnectTimings& timings);
+
+}  // namespace nous::http::detail

@@ -1,0 +1,163 @@
+#include "transport/exchange.hpp"
+
+#include <cstring>
+
+#include "codec/request_head.hpp"
+
+namespace nous::http::detail {
+
+namespace {
+
+ErrorCode code_for(IoStatus s) {
+    switch (s) {
+        case IoStatus::timeout_read: return ErrorCode::timeout_read;
+        case IoStatus::timeout_total: return ErrorCode::timeout_total;
+        case IoStatus::cancelled: return ErrorCode::cancelled;
+        default: return ErrorCode::truncated;
+    }
+}
+
+bool is_timeout_or_cancel(IoStatus s) {
+    return s == IoStatus::timeout_read || s == IoStatus::timeout_total || s == IoStatus::cancelled;
+}
+
+}  // namespace
+
+ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer, std::size_t size)
+    : transport_(transport), params_(params), buffer_(buffer), size_(size) {}
+
+std::optional<Error> ResponseReader::send(const Url& url, std::string_view body, const Headers& headers) {
+    static const Headers no_extra;
+    const std::string head =
+        serialize_request_head(url, body.size(), headers, transport_.absolute_form(), params_.proxy_authorization,
+                               params_.extra_headers ? *params_.extra_headers : no_extra);
+    IoResult w = transport_.write_all(head, body, params_.deadlines, params_.cancel);
+    if (w.status == IoStatus::ok) {
+        request_sent_ = true;
+        return std::nullopt;
+    }
+    stale_connection_ = w.status == IoStatus::reset;
+    return is_timeout_or_cancel(w.status) ? Error(code_for(w.status), "sending the request: " + w.detail)
+                                          : Error(ErrorCode::connect_failed, "sending the request: " + w.detail);
+}
+
+std::optional<Error> ResponseReader::fill() {
+    IoResult r = transport_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
+    if (r.status == IoStatus::ok) {
+        if (!any_response_byte_) first_byte_ = Clock::now();
+        any_response_byte_ = true;
+        have_ = r.bytes;
+        used_ = 0;
+        return std::nullopt;
+    }
+    if (is_timeout_or_cancel(r.status)) return Error(code_for(r.status), "waiting for the response: " + r.detail);
+    if (!any_response_byte_) {
+        stale_connection_ = r.status == IoStatus::eof || r.status == IoStatus::reset || r.status == IoStatus::tls_eof;
+        return Error(ErrorCode::connect_failed, "connection closed before any response byte (" + r.detail + ")");
+    }
+    return Error(ErrorCode::truncated, "response head cut short (" + r.detail + ")");
+}
+
+std::optional<Error> ResponseReader::read_head() {
+    HeadParser parser;
+    for (;;) {
+        if (used_ == have_)
+            if (auto e = fill()) return e;
+        std::size_t consumed = 0;
+        auto status = parser.feed(std::string_view(buffer_ + used_, have_ - used_), consumed);
+        used_ += consumed;
+        if (status == HeadParser::Status::error)
+            return Error(ErrorCode::protocol, "malformed response: " + parser.error());
+        if (status == HeadParser::Status::need_more) continue;
+        head_ = parser.take_head();
+        if (head_.status >= 200) break;
+        // Every 1xx is skipped: POCO skips only 100 (docs/design/poco-traps.md#informational).
+        if (head_.status == 101) return Error(ErrorCode::protocol, "unexpected 101 Switching Protocols");
+        parser.reset();
+    }
+    framer_.start(body_mode_for(head_), head_.content_length.value_or(0));
+    return std::nullopt;
+}
+
+bool ResponseReader::reusable() const noexcept {
+    // Bytes after the end of the response (we never pipeline) mean the stream is out of sync.
+    return head_.keep_alive() && framer_.done() && framer_.mode() != BodyFramer::Mode::until_close &&
+           used_ == have_;
+}
+
+ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, Error& error) {
+    for (;;) {
+        if (framer_.done()) return Piece::end;
+        if (used_ < have_) {
+            std::size_t before = out.size();
+            used_ += framer_.feed(buffer_ + used_, have_ - used_, out);
+            if (framer_.failed()) {
+                error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
+                return Piece::error;
+            }
+            if (out.size() > before) return Piece::data;
+            continue;
+        }
+        IoResult r = transport_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
+        if (r.status == IoStatus::eof && framer_.complete_at_eof()) {
+            if (framer_.mode() == BodyFramer::Mode::until_close) framer_.start(BodyFramer::Mode::none);
+            return Piece::end;
+        }
+        if (r.status != IoStatus::ok) {
+            error = Error(code_for(r.status),
+                          is_timeout_or_cancel(r.status) ? "reading the body: " + r.detail
+                                                         : "body cut short (" + r.detail + ")");
+            return Piece::error;
+        }
+        have_ = r.bytes;
+        used_ = 0;
+    }
+}
+
+std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size_t limit) {
+    auto too_large = [&](std::string what) {
+        Error e(ErrorCode::too_large, std::move(what));
+        e.status = head_.status;
+        e.headers = head_.headers;
+        return e;
+    };
+    if (framer_.mode() == BodyFramer::Mode::length) {
+        std::uint64_t length = *head_.content_length;
+        // Checked before reserving: a Content-Length alone never makes us allocate past the cap.
+        if (length > limit)
+            return too_large("response Content-Length " + std::to_string(length) + " exceeds the limit of " +
+                             std::to_string(limit) + " bytes");
+        // One allocation for the whole body; socket reads land in it directly.
+        out.resize(static_cast<std::size_t>(length));
+        std::size_t filled = std::min<std::size_t>(have_ - used_, static_cast<std::size_t>(length));
+        std::memcpy(out.data(), buffer_ + used_, filled);
+        used_ += filled;
+        framer_.direct_received(filled);
+        while (!framer_.done()) {
+            IoResult r = transport_.read_some(out.data() + filled, out.size() - filled, params_.deadlines,
+                                               params_.cancel);
+            if (r.status != IoStatus::ok)
+                return Error(code_for(r.status), is_timeout_or_cancel(r.status)
+                                                     ? "reading the body: " + r.detail
+                                                     : "body cut short: " + std::to_string(filled) + " of " +
+                                                           std::to_string(length) + " bytes (" + r.detail + ")");
+            filled += r.bytes;
+            framer_.direct_received(r.bytes);
+        }
+        return std::nullopt;
+    }
+    if (framer_.mode() == BodyFramer::Mode::chunked) out.reserve(16 * 1024);
+    for (;;) {
+        Error error;
+        switch (read_body_piece(out, error)) {
+            case Piece::end: return std::nullopt;
+            case Piece::error: return error;
+            case Piece::data:
+                if (out.size() > limit)
+                    return too_large("response body exceeds the limit of " + std::to_string(limit) + " bytes");
+                break;
+        }
+    }
+}
+
+}  // namespace nous::http::detail

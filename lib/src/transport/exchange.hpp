@@ -1,0 +1,68 @@
+#pragma once
+// One request/response exchange over a Transport: send, head (every 1xx
+// skipped), then the body whole (post) or piece by piece (streams), with
+// framing judged in one place (codec/http1_parser).
+
+#include <optional>
+#include <string>
+
+#include "codec/http1_parser.hpp"
+#include "core/url.hpp"
+#include "transport/transport.hpp"
+
+namespace nous::http::detail {
+
+struct ExchangeParams {
+    Deadlines deadlines;
+    const CancelToken* cancel = nullptr;
+    std::size_t max_error_body_bytes = defaults::max_error_body_bytes;
+    /// "Basic ..." for plain http through an authenticating proxy.
+    std::string proxy_authorization;
+    /// Headers the library adds (Authorization from URL userinfo, Idempotency-Key).
+    const Headers* extra_headers = nullptr;
+};
+
+class ResponseReader {
+public:
+    /// `buffer` holds bytes read past the head; it must outlive the reader.
+    ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer, std::size_t size);
+
+    std::optional<Error> send(const Url& url, std::string_view body, const Headers& headers);
+    std::optional<Error> read_head();
+    const ResponseHead& head() const noexcept { return head_; }
+    ResponseHead& head() noexcept { return head_; }
+
+    /// The whole body into `out` (a Content-Length body is sized once and read
+    /// into directly); too_large past `limit`.
+    std::optional<Error> read_whole_body(std::string& out, std::size_t limit);
+
+    enum class Piece { data, end, error };
+    /// Appends the next decoded body bytes (at most one socket read's worth) to `out`.
+    Piece read_body_piece(std::string& out, Error& error);
+
+    bool any_response_byte() const noexcept { return any_response_byte_; }
+    /// The whole request went out.
+    bool request_sent() const noexcept { return request_sent_; }
+    /// The failure looked like a peer that had closed an idle connection.
+    bool stale_connection() const noexcept { return stale_connection_; }
+    /// The response was read to its end and the connection may serve another request.
+    bool reusable() const noexcept;
+    Clock::time_point first_byte() const noexcept { return first_byte_; }
+
+private:
+    std::optional<Error> fill();  ///< reads more into buffer_ (head phase)
+
+    Transport& transport_;
+    const ExchangeParams& params_;
+    char* buffer_;
+    std::size_t size_;
+    std::size_t have_ = 0, used_ = 0;
+    ResponseHead head_;
+    BodyFramer framer_;
+    bool any_response_byte_ = false;
+    bool request_sent_ = false;
+    bool stale_connection_ = false;
+    Clock::time_point first_byte_{};
+};
+
+}  // namespace nous::http::detail

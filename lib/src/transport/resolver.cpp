@@ -1,0 +1,108 @@
+#include "transport/resolver.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/cancel.hpp"
+
+namespace nous::http::detail {
+
+std::string ResolvedAddress::to_string() const {
+    char text[INET6_ADDRSTRLEN] = {0};
+    if (storage.ss_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(storage).sin_addr, text, sizeof text);
+    else
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(storage).sin6_addr, text, sizeof text);
+    return text;
+}
+
+namespace {
+
+struct Lookup {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    int rc = 0;
+    std::vector<ResolvedAddress> addresses;
+};
+
+std::vector<ResolvedAddress> collect(const addrinfo* list) {
+    std::vector<ResolvedAddress> out;
+    for (const addrinfo* ai = list; ai; ai = ai->ai_next) {
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+        ResolvedAddress a;
+        std::memcpy(&a.storage, ai->ai_addr, ai->ai_addrlen);
+        a.length = ai->ai_addrlen;
+        out.push_back(a);
+    }
+    return out;
+}
+
+int run_getaddrinfo(const std::string& host, std::uint16_t port, int flags,
+                    std::vector<ResolvedAddress>& out) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = flags;
+    addrinfo* list = nullptr;
+    std::string service = std::to_string(port);
+    int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
+    if (rc == 0) {
+        out = collect(list);
+        ::freeaddrinfo(list);
+    }
+    return rc;
+}
+
+}  // namespace
+
+Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint16_t port,
+                                            const Deadlines& deadlines, const CancelToken* cancel) {
+    if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled before resolving");
+    // IP literals need no lookup and no thread.
+    std::vector<ResolvedAddress> literal;
+    if (run_getaddrinfo(host, port, AI_NUMERICHOST | AI_NUMERICSERV, literal) == 0 && !literal.empty())
+        return literal;
+
+    // getaddrinfo cannot be interrupted or bounded: run it on a detached
+    // thread that owns its state, and wait for it under the deadline.
+    auto lookup = std::make_shared<Lookup>();
+    try {
+        std::thread([lookup, host, port] {
+            std::vector<ResolvedAddress> found;
+            int rc = run_getaddrinfo(host, port, AI_ADDRCONFIG | AI_NUMERICSERV, found);
+            std::lock_guard lock(lookup->mutex);
+            lookup->rc = rc;
+            lookup->addresses = std::move(found);
+            lookup->done = true;
+            lookup->done_cv.notify_all();
+        }).detach();
+    } catch (const std::system_error& e) {
+        return Error(ErrorCode::saturated, std::string("cannot start a resolver thread: ") + e.what());
+    }
+    const auto limit = deadlines.connect_limit();
+    std::unique_lock lock(lookup->mutex);
+    // Short slices so that a cancel is seen promptly without a wake-up channel.
+    while (!lookup->done) {
+        if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled while resolving " + host);
+        auto now = Clock::now();
+        if (now >= limit)
+            return Error(deadlines.connect_timeout_code(), "timed out resolving " + host);
+        auto slice = std::min<Clock::duration>(limit - now, std::chrono::milliseconds(20));
+        lookup->done_cv.wait_for(lock, slice);
+    }
+    if (lookup->rc != 0)
+        return Error(ErrorCode::dns_failed,
+                     "cannot resolve " + host + ": " + ::gai_strerror(lookup->rc));
+    if (lookup->addresses.empty())
+        return Error(ErrorCode::dns_failed, "no IPv4 or IPv6 address for " + host);
+    return std::move(lookup->addresses);
+}
+
+}  // namespace nous::http::detail

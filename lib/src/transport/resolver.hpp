@@ -1,0 +1,30 @@
+#pragma once
+// Name resolution under the connect deadline. POCO's SocketAddress(host, port)
+// calls a blocking getaddrinfo no timeout covers and keeps only the first
+// address (docs/design/poco-traps.md#resolver): we resolve ourselves, keep every
+// address, and bound the wait.
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/deadline.hpp"
+#include "nous/http/result.hpp"
+
+namespace nous::http::detail {
+
+struct ResolvedAddress {
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    int family() const noexcept { return storage.ss_family; }
+    std::string to_string() const;
+};
+
+/// Every address of host:port, in the resolver's preferred order. Errors:
+/// dns_failed, cancelled, or `deadlines.connect_timeout_code()` past the limit.
+Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint16_t port,
+                                            const Deadlines& deadlines, const CancelToken* cancel);
+
+}  // namespace nous::http::detail

@@ -1,0 +1,39 @@
+#pragma once
+// SIGPIPE on the caller's thread, for code that writes to sockets through
+// POCO or OpenSSL.
+
+#include <csignal>
+#include <ctime>
+
+namespace nous::http::detail {
+
+/// POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe):
+/// on the caller's thread, block SIGPIPE around TLS I/O, consume a pending
+/// one, and restore the caller's mask.
+class SigpipeGuard {
+public:
+    SigpipeGuard() {
+        sigemptyset(&pipe_);
+        sigaddset(&pipe_, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+        was_blocked_ = sigismember(&old_, SIGPIPE) == 1;
+    }
+    ~SigpipeGuard() {
+        if (was_blocked_) return;
+        sigset_t pending;
+        sigpending(&pending);
+        if (sigismember(&pending, SIGPIPE) == 1) {
+            timespec zero{0, 0};
+            sigtimedwait(&pipe_, nullptr, &zero);
+        }
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    SigpipeGuard(const SigpipeGuard&) = delete;
+    SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+private:
+    sigset_t pipe_{}, old_{};
+    bool was_blocked_ = false;
+};
+
+}  // namespace nous::http::detail
