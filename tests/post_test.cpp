@@ -75,7 +75,9 @@ TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
         got = true;
         peer.send(ok_response("{}"));
     });
-    auto r = post(server.url("/v1/chat/completions?x=1"), R"({"a":1})", {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}});
+    // Retries off: no Idempotency-Key (its own test is below).
+    auto r = post(server.url("/v1/chat/completions?x=1"), R"({"a":1})",
+                  {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}}, no_retry());
     REQUIRE(r.ok());
     REQUIRE(got);
     std::string host = "127.0.0.1:" + std::to_string(server.port());
@@ -398,7 +400,10 @@ TEST_CASE("SIGPIPE never kills the process: writing to a peer that reset") {
     std::string body(4 << 20, 'x');  // large enough to still be writing when the RST lands
     auto r = post(server.url(), body, {}, no_retry());
     REQUIRE_FALSE(r.ok());
-    CHECK((r.error().code == ErrorCode::connect_failed || r.error().code == ErrorCode::truncated));
+    // The RST can race libcurl's connect bookkeeping: either name is fair here;
+    // what this test guards is that the process survives.
+    CHECK((r.error().code == ErrorCode::connection_closed || r.error().code == ErrorCode::truncated ||
+           r.error().code == ErrorCode::connect_failed));
 }
 
 TEST_CASE("a 1 MiB request body arrives whole, in large writes", "[pooled]") {

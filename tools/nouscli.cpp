@@ -32,6 +32,7 @@ int exit_code_for(const Error& e) {
         case ErrorCode::invalid_argument: return usage;
         case ErrorCode::dns_failed:
         case ErrorCode::connect_failed:
+        case ErrorCode::connection_closed:
         case ErrorCode::tls_failed:
         case ErrorCode::truncated:
         case ErrorCode::protocol:

@@ -2,7 +2,7 @@
 // A scripted raw-socket loopback server for fault tests: each accepted
 // connection runs a script that can read requests, write any bytes, stall,
 // close, or reset. POCO's server cannot cut a chunk in half or send a reset
-// (poco-1.11.md, "More traps").
+// (docs/design/poco-traps.md#loopback-tricks).
 
 #include <atomic>
 #include <chrono>
@@ -80,7 +80,7 @@ inline const std::string kSseHead =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 /// A listening socket with backlog 0 whose queue is filled, so that further
-/// connects time out (poco-1.11.md, "Testing tricks on loopback").
+/// connects time out (docs/design/poco-traps.md#loopback-tricks).
 class BlackholeListener {
 public:
     BlackholeListener();

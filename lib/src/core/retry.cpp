@@ -13,6 +13,9 @@ bool is_retryable(const Error& error) noexcept {
     switch (error.code) {
         case ErrorCode::connect_failed:
         case ErrorCode::timeout_connect:
+        // The server may have acted on it: retries carry one Idempotency-Key
+        // (openai-python retries these too).
+        case ErrorCode::connection_closed:
             return true;
         case ErrorCode::http_status:
             return error.status == 408 || error.status == 409 || error.status == 429 || error.status >= 500;

@@ -185,9 +185,12 @@ ErrorCode map_code(CURLcode rc, bool any_byte, bool connected, std::string_view 
         case CURLE_BAD_FUNCTION_ARGUMENT: return ErrorCode::invalid_argument;
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_COULDNT_RESOLVE_PROXY: return ErrorCode::dns_failed;
-        case CURLE_COULDNT_CONNECT:
+        case CURLE_COULDNT_CONNECT: return ErrorCode::connect_failed;
         case CURLE_GOT_NOTHING:
-        case CURLE_SEND_ERROR: return any_byte ? ErrorCode::truncated : ErrorCode::connect_failed;
+        case CURLE_SEND_ERROR:
+            // Connected and then lost before any response byte: the server
+            // may have acted on the request (not a connect failure).
+            return any_byte ? ErrorCode::truncated : connected ? ErrorCode::connection_closed : ErrorCode::connect_failed;
         case CURLE_OPERATION_TIMEDOUT: return connected ? ErrorCode::timeout_total : ErrorCode::timeout_connect;
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_PEER_FAILED_VERIFICATION:
@@ -198,7 +201,8 @@ ErrorCode map_code(CURLcode rc, bool any_byte, bool connected, std::string_view 
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
         case CURLE_SSL_INVALIDCERTSTATUS: return ErrorCode::tls_failed;
         case CURLE_PARTIAL_FILE:
-        case CURLE_RECV_ERROR: return any_byte ? ErrorCode::truncated : ErrorCode::connect_failed;
+        case CURLE_RECV_ERROR:
+            return any_byte ? ErrorCode::truncated : connected ? ErrorCode::connection_closed : ErrorCode::connect_failed;
         case CURLE_FILESIZE_EXCEEDED: return ErrorCode::too_large;
         case CURLE_ABORTED_BY_CALLBACK: return ErrorCode::cancelled;
         case CURLE_WEIRD_SERVER_REPLY:

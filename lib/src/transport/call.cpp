@@ -3,6 +3,7 @@
 #include "core/headers.hpp"
 #include "core/log.hpp"
 #include "core/proxy.hpp"
+#include "core/uuid.hpp"
 
 namespace nous::http::detail {
 
@@ -28,6 +29,19 @@ Result<PreparedCall> prepare_call(std::string_view url, std::string_view body, c
         auto proxy_url = parse_url(call.proxy);
         if (proxy_url && !proxy_url->userinfo.empty()) call.proxy_authorization = basic_auth(proxy_url->userinfo);
     }
+    bool has_authorization = false, has_idempotency_key = false;
+    for (const auto& [name, value] : headers) {
+        has_authorization |= header_name_equals(name, "authorization");
+        has_idempotency_key |= header_name_equals(name, "idempotency-key");
+    }
+    // `user:pass@` in the URL is sent as Basic auth, as curl does, never
+    // dropped silently; the caller's own Authorization wins.
+    if (!call.url.userinfo.empty() && !has_authorization)
+        call.extra_headers.emplace_back("Authorization", basic_auth(call.url.userinfo));
+    // One key for every attempt of this call, so that a server honouring the
+    // header drops the duplicate of a request lost after it was sent.
+    if (call.settings.max_retries > 0 && options.idempotency_key && !has_idempotency_key)
+        call.extra_headers.emplace_back("Idempotency-Key", uuid_v4());
     return call;
 }
 

@@ -36,9 +36,17 @@ std::optional<Error> ResponseReader::send(const Url& url, std::string_view body,
         request_sent_ = true;
         return std::nullopt;
     }
+    if (is_timeout_or_cancel(w.status)) return Error(code_for(w.status), "sending the request: " + w.detail);
+    write_failed_ = true;
     stale_connection_ = w.status == IoStatus::reset;
-    return is_timeout_or_cancel(w.status) ? Error(code_for(w.status), "sending the request: " + w.detail)
-                                          : Error(ErrorCode::connect_failed, "sending the request: " + w.detail);
+    // A server that answers early (413, 401) and closes while the body is
+    // still uploading: its response is in our receive buffer. Return it.
+    Error failure(ErrorCode::connection_closed, "connection lost while sending the request (" + w.detail + ")");
+    if (!read_head()) {
+        head_read_ = true;
+        return std::nullopt;
+    }
+    return failure;
 }
 
 std::optional<Error> ResponseReader::fill() {
@@ -53,12 +61,16 @@ std::optional<Error> ResponseReader::fill() {
     if (is_timeout_or_cancel(r.status)) return Error(code_for(r.status), "waiting for the response: " + r.detail);
     if (!any_response_byte_) {
         stale_connection_ = r.status == IoStatus::eof || r.status == IoStatus::reset || r.status == IoStatus::tls_eof;
-        return Error(ErrorCode::connect_failed, "connection closed before any response byte (" + r.detail + ")");
+        // The connection was made and the request went out: the server may
+        // have acted on it, so this is not a connect failure.
+        return Error(ErrorCode::connection_closed,
+                     "connection closed after the request was sent, before any response byte (" + r.detail + ")");
     }
     return Error(ErrorCode::truncated, "response head cut short (" + r.detail + ")");
 }
 
 std::optional<Error> ResponseReader::read_head() {
+    if (head_read_) return std::nullopt;  // an early response, read while sending
     HeadParser parser;
     for (;;) {
         if (used_ == have_)
@@ -81,8 +93,8 @@ std::optional<Error> ResponseReader::read_head() {
 
 bool ResponseReader::reusable() const noexcept {
     // Bytes after the end of the response (we never pipeline) mean the stream is out of sync.
-    return head_.keep_alive() && framer_.done() && framer_.mode() != BodyFramer::Mode::until_close &&
-           used_ == have_;
+    return !write_failed_ && head_.keep_alive() && framer_.done() &&
+           framer_.mode() != BodyFramer::Mode::until_close && used_ == have_;
 }
 
 ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, Error& error) {

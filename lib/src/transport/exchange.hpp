@@ -61,6 +61,8 @@ private:
     BodyFramer framer_;
     bool any_response_byte_ = false;
     bool request_sent_ = false;
+    bool write_failed_ = false;  ///< the request did not go out whole: never reuse
+    bool head_read_ = false;     ///< an early response's head was read by send()
     bool stale_connection_ = false;
     Clock::time_point first_byte_{};
 };

@@ -21,9 +21,9 @@ enum class ErrorCode {
     invalid_argument,
     /// Name resolution failed (no such host, or the resolver errored).
     dns_failed,
-    /// Every resolved address refused or was unreachable, or the connection
-    /// was reset/closed before a single response byte arrived (after the
-    /// one transparent resend of a stale pooled connection).
+    /// No connection could be made: every resolved address refused or was
+    /// unreachable, a proxy refused the tunnel, or no socket could be created
+    /// (EMFILE, ENFILE: the message names the cause). Nothing was sent.
     connect_failed,
     /// The TLS handshake failed: untrusted chain, host name mismatch,
     /// protocol below TLS 1.2, or a bad `ca_file`.
@@ -56,11 +56,17 @@ enum class ErrorCode {
     backpressure_overflow,
     /// One stream event carried more data than the decoder cap.
     buffer_overflow,
-    /// The concurrent streams cap was reached.
+    /// A limit of this process was reached: the concurrent streams cap, or no
+    /// thread could be started (EAGAIN); the message names which.
     saturated,
     /// The selected backend cannot serve the call (not compiled in, or a
     /// custom backend reported it could not run).
     backend_unavailable,
+    /// A connection was made and then closed or reset before any response
+    /// byte arrived, after all or part of the request went out (after the one
+    /// transparent resend of a stale pooled connection). The server may have
+    /// acted on the request: retries carry one Idempotency-Key.
+    connection_closed,
 };
 
 /// Stable lower-case name of a code, e.g. "timeout_read".

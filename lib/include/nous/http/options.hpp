@@ -107,6 +107,11 @@ struct Options {
     bool force_http1 = false;
     /// Cancellation from another thread; must outlive the call.
     const CancelToken* cancel = nullptr;
+    /// With retries on and no `Idempotency-Key` header of the caller's, every
+    /// attempt of the call carries one generated key (UUID v4), so that a
+    /// server or gateway honouring the header drops a duplicate of a request
+    /// that was lost after it was sent.
+    bool idempotency_key = true;
     /// Tests only (nous/http/testing.hpp): time, sleep and randomness of the retry policy.
     const testing::Hooks* test_hooks = nullptr;
 

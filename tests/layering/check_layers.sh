@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The layering rules of lib/src (docs/design/layers.md), checked on every
+# `make test`:
+#   - arrows point down only: core <- codec <- transport <- post, stream
+#     (post and stream are siblings: neither includes the other);
+#   - core/, codec/ and stream/ include no POCO, OpenSSL, curl or socket
+#     header; post/ none of POCO or OpenSSL (its curl backend speaks libcurl);
+#   - public headers include no POCO, OpenSSL or curl header (RapidJSON only
+#     in the opt-in nous/http/json.hpp);
+#   - tools/, bench/, docs/examples/ and lib/mock/ use public headers only.
+# Exit 1 with one line per violation.
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$root" || exit 2
+status=0
+fail() { echo "layering: $*"; status=1; }
+
+rank() {
+  case "$1" in
+    core) echo 0 ;; codec) echo 1 ;; transport) echo 2 ;; post|stream) echo 3 ;; *) echo -1 ;;
+  esac
+}
+
+system_headers_re='<(Poco/|openssl/|curl/|sys/socket\.h|netinet/|arpa/|netdb\.h|poll\.h|sys/uio\.h|sys/epoll\.h)'
+poco_ssl_re='<(Poco/|openssl/)'
+
+# Every quoted include of every lib/src file against the layer order.
+while IFS= read -r file; do
+  layer=${file#lib/src/}; layer=${layer%%/*}
+  own=$(rank "$layer")
+  [ "$own" -lt 0 ] && { fail "$file is not in a layer folder (core, codec, transport, post, stream)"; continue; }
+  while IFS= read -r line; do
+    target=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1/' <<<"$line")
+    case "$target" in nous/*) continue ;; esac
+    tlayer=${target%%/*}
+    trank=$(rank "$tlayer")
+    if [ "$trank" -lt 0 ]; then
+      fail "$file includes \"$target\": name lib/src includes by their layer folder"
+    elif [ "$tlayer" != "$layer" ] && [ "$trank" -ge "$own" ]; then
+      fail "$file ($layer) includes \"$target\" ($tlayer): arrows point down only"
+    fi
+  done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$file")
+  case "$layer" in
+    core|codec|stream)
+      grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]+$system_headers_re" "$file" |
+        while IFS= read -r hit; do echo "layering: $file:$hit: $layer/ may not include POCO, OpenSSL, curl or socket headers"; done
+      ;;
+    post)
+      grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]+$poco_ssl_re" "$file" |
+        while IFS= read -r hit; do echo "layering: $file:$hit: post/ may not include POCO or OpenSSL headers"; done
+      ;;
+  esac
+done < <(find lib/src -name '*.hpp' -o -name '*.cpp' | sort)
+
+# The per-file loops above print from subshells: count their lines too.
+extra=$(
+  find lib/src/core lib/src/codec lib/src/stream -name '*.[ch]pp' -print0 2>/dev/null |
+    xargs -0 grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]+$system_headers_re" 2>/dev/null
+  find lib/src/post -name '*.[ch]pp' -print0 2>/dev/null |
+    xargs -0 grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]+$poco_ssl_re" 2>/dev/null
+)
+[ -n "$extra" ] && status=1
+
+# Public headers: nothing of the libraries we hide.
+while IFS= read -r hit; do
+  fail "$hit: public headers may not include POCO, OpenSSL or curl"
+done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+<(Poco/|openssl/|curl/)" lib/include)
+while IFS= read -r hit; do
+  fail "$hit: RapidJSON only in the opt-in nous/http/json.hpp"
+done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+<rapidjson/" lib/include | grep -v '^lib/include/nous/http/json.hpp:')
+
+# Applications of the library: public headers only.
+for dir in tools bench docs/examples lib/mock lib/llm; do
+  [ -d "$dir" ] || continue
+  while IFS= read -r hit; do
+    file=${hit%%:*}
+    target=$(sed -E 's/.*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1/' <<<"$hit")
+    case "$target" in nous/*) continue ;; esac
+    # A header beside the file (bench_util.hpp) is the application's own.
+    [ -f "$(dirname "$file")/$target" ] && continue
+    fail "$hit: $dir/ uses public headers only (nous/...), not lib/src"
+  done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$dir" --include='*.cpp' --include='*.hpp' --include='*.h')
+  if grep -rqE 'lib/src' "$dir" --include=CMakeLists.txt 2>/dev/null; then
+    fail "$dir/CMakeLists.txt puts lib/src on the include path"
+  fi
+done
+
+if [ "$status" -eq 0 ]; then echo "layering: ok"; fi
+exit "$status"
