@@ -11,6 +11,7 @@ void HeadParser::reset() {
     // bytes_scanned_ is kept across 1xx heads: it counts the work of the whole response.
     buf_.clear();
     scanned_ = 0;
+    status_line_checked_ = false;
     head_ = ResponseHead{};
     error_.clear();
 }
@@ -36,6 +37,20 @@ HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consume
     std::size_t room = max_header_bytes + 4 - before;
     std::string_view take = input.substr(0, room);
     buf_.append(take);
+    // A peer that is not speaking HTTP fails as soon as its first line ends
+    // (or its first bytes differ), not when it closes.
+    if (!status_line_checked_) {
+        const std::size_t prefix = std::min<std::size_t>(buf_.size(), 7);
+        if (std::string_view(buf_).substr(0, prefix) != std::string_view("HTTP/1.").substr(0, prefix))
+            return fail("malformed status line (not HTTP/1.x)");
+        if (auto nl = buf_.find('\n'); nl != std::string::npos) {
+            status_line_checked_ = true;
+            ResponseHead probe;
+            std::string_view line(buf_.data(), nl);
+            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+            if (auto why = parse_status_line(line, probe)) return fail(*why);
+        }
+    }
     std::size_t from = scanned_ > 2 ? scanned_ - 2 : 0;
     if (std::size_t end = find_head_end(buf_, from); end != 0) {
         consumed = end - before;
@@ -62,6 +77,46 @@ std::size_t HeadParser::find_head_end(std::string_view text, std::size_t from) {
     return 0;
 }
 
+namespace {
+
+bool is_token_char(unsigned char c) noexcept {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+    switch (c) {
+        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+            return true;
+        default:
+            return false;
+    }
+}
+
+/// RFC 9110 5.5: a CR, LF or NUL inside a received field value may be
+/// replaced by SP. One rule for the reason phrase and every field value.
+std::string clean_field_value(std::string_view value) {
+    std::string out(value);
+    for (char& c : out)
+        if (c == '\r' || c == '\n' || c == '\0') c = ' ';
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::string> HeadParser::parse_status_line(std::string_view line, ResponseHead& head) {
+    // "HTTP/1.1 200 OK"
+    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || !(line[7] == '0' || line[7] == '1') || line[8] != ' ')
+        return std::string("malformed status line");
+    head.version_minor = line[7] - '0';
+    int status = 0;
+    auto digits = line.substr(9, 3);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + 3, status);
+    if (ec != std::errc() || end != digits.data() + 3 || status < 100 || status > 999 ||
+        (line.size() > 12 && line[12] != ' '))
+        return std::string("malformed status code");
+    head.status = status;
+    head.reason = clean_field_value(line.size() > 13 ? line.substr(13) : "");
+    return std::nullopt;
+}
+
 HeadParser::Status HeadParser::parse(std::string_view text) {
     auto next_line = [&text]() {
         auto nl = text.find('\n');
@@ -70,35 +125,32 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         return line;
     };
-    std::string_view status_line = next_line();
-    // "HTTP/1.1 200 OK"
-    if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." ||
-        !(status_line[7] == '0' || status_line[7] == '1') || status_line[8] != ' ')
-        return fail("malformed status line");
-    head_.version_minor = status_line[7] - '0';
-    int status = 0;
-    auto digits = status_line.substr(9, 3);
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + 3, status);
-    if (ec != std::errc() || end != digits.data() + 3 || status < 100 || status > 999 ||
-        (status_line.size() > 12 && status_line[12] != ' '))
-        return fail("malformed status code");
-    head_.status = status;
-    head_.reason = std::string(status_line.size() > 13 ? status_line.substr(13) : "");
+    if (auto why = parse_status_line(next_line(), head_)) return fail(*why);
+    // Fields first (obs-fold unfolded), then their meaning.
+    Headers& fields = head_.headers;
     while (!text.empty()) {
         std::string_view line = next_line();
         if (line.empty()) break;
-        if (line.front() == ' ' || line.front() == '\t')
-            return fail("obsolete header line folding");
+        if (line.front() == ' ' || line.front() == '\t') {
+            // obs-fold: RFC 9112 5.2 says a user agent MUST replace it with SP.
+            if (fields.empty()) return fail("obs-fold before any header field");
+            std::string& value = fields.back().second;
+            std::string more = clean_field_value(trim(line));
+            if (!more.empty()) value += (value.empty() ? "" : " ") + more;
+            continue;
+        }
         auto colon = line.find(':');
         if (colon == std::string_view::npos || colon == 0) return fail("malformed header field");
         std::string_view name = line.substr(0, colon);
-        if (name.find_first_of(" \t") != std::string_view::npos)
-            return fail("whitespace in header name");
-        if (head_.headers.size() == max_header_fields)
+        for (char c : name)
+            if (!is_token_char(static_cast<unsigned char>(c))) return fail("malformed header field name");
+        if (fields.size() == max_header_fields)
             return fail("more than " + std::to_string(max_header_fields) + " header fields");
-        std::string lname = to_lower(name);
-        std::string_view value = trim(line.substr(colon + 1));
-        if (lname == "content-length") {
+        fields.emplace_back(to_lower(name), clean_field_value(trim(line.substr(colon + 1))));
+    }
+    bool has_transfer_encoding = false;
+    for (const auto& [name, value] : fields) {
+        if (name == "content-length") {
             std::uint64_t n = 0;
             auto [p, e] = std::from_chars(value.data(), value.data() + value.size(), n);
             if (e != std::errc() || p != value.data() + value.size() || value.empty())
@@ -106,19 +158,32 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
             if (head_.content_length && *head_.content_length != n)
                 return fail("conflicting Content-Length values");
             head_.content_length = n;
-        } else if (lname == "transfer-encoding") {
-            std::string v = to_lower(value);
-            // Only "chunked" as the final coding is understood.
-            if (v.size() >= 7 && v.compare(v.size() - 7, 7, "chunked") == 0)
+        } else if (name == "transfer-encoding") {
+            has_transfer_encoding = true;
+            // A comma-separated list of codings (RFC 9112 6.1), possibly over
+            // several fields: only "chunked" is understood, and it must come last.
+            std::string_view list = value;
+            while (!list.empty()) {
+                auto comma = list.find(',');
+                std::string coding = to_lower(trim(list.substr(0, comma)));
+                list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
+                if (coding.empty()) continue;
+                if (coding != "chunked") return fail("unsupported Transfer-Encoding '" + coding + "'");
+                if (head_.chunked) return fail("chunked applied twice");
                 head_.chunked = true;
-            else
-                return fail("unsupported Transfer-Encoding");
-        } else if (lname == "connection") {
+            }
+        } else if (name == "connection") {
             std::string v = to_lower(value);
             if (v.find("close") != std::string::npos) head_.connection_close = true;
             if (v.find("keep-alive") != std::string::npos) head_.connection_keep_alive = true;
         }
-        head_.headers.emplace_back(std::move(lname), std::string(value));
+    }
+    if (has_transfer_encoding && !head_.chunked) return fail("Transfer-Encoding without chunked");
+    if (head_.chunked && head_.content_length) {
+        // RFC 9112 6.3: Transfer-Encoding wins, and the connection is never
+        // reused (the message may be a smuggling attempt).
+        head_.content_length.reset();
+        head_.framing_conflict = true;
     }
     return Status::done;
 }

@@ -27,8 +27,12 @@ struct ResponseHead {
     bool chunked = false;
     bool connection_close = false;
     bool connection_keep_alive = false;
+    /// Both Transfer-Encoding and Content-Length: read by Transfer-Encoding,
+    /// and the connection is never reused.
+    bool framing_conflict = false;
 
     bool keep_alive() const noexcept {
+        if (framing_conflict) return false;
         return version_minor >= 1 ? !connection_close : connection_keep_alive;
     }
     std::string http_version() const { return "HTTP/1." + std::to_string(version_minor); }
@@ -51,6 +55,9 @@ public:
     /// Bytes examined while looking for the end of heads (tests prove linear work).
     std::size_t bytes_scanned() const noexcept { return bytes_scanned_; }
 
+    /// Parses "HTTP/1.x NNN reason" into `head`; the reason why not otherwise.
+    static std::optional<std::string> parse_status_line(std::string_view line, ResponseHead& head);
+
 private:
     Status parse(std::string_view head);
     std::size_t find_head_end(std::string_view text, std::size_t from);
@@ -59,6 +66,7 @@ private:
     std::string buf_;
     std::size_t scanned_ = 0;
     std::size_t bytes_scanned_ = 0;
+    bool status_line_checked_ = false;
     ResponseHead head_;
     std::string error_;
 };

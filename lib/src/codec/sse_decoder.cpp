@@ -89,9 +89,12 @@ public:
     }
 
     std::optional<Error> finish(std::vector<Event>&) override {
-        if (done_) return std::nullopt;
-        if (!line_.empty() || !data_.empty() || !event_type_.empty())
-            return Error(ErrorCode::truncated, "stream ended in the middle of an event");
+        // A body that ended cleanly ends the stream normally: an event still
+        // missing its blank line is discarded, as WHATWG says ("any pending
+        // data must be discarded"). Only the HTTP framing decides truncation.
+        line_.clear();
+        data_.clear();
+        event_type_.clear();
         return std::nullopt;
     }
 

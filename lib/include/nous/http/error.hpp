@@ -40,8 +40,10 @@ enum class ErrorCode {
     /// The call was cancelled through its CancelToken.
     cancelled,
     /// The framing proves the response incomplete: body short of its
-    /// Content-Length, chunked body without its last chunk, reset or TLS EOF
-    /// without close_notify mid-body, or a half-received event at the end.
+    /// Content-Length, chunked body without its last chunk, a reset or a TLS
+    /// EOF without close_notify mid-body; or a JSON-array / NDJSON stream
+    /// whose data ends inside an item. (An SSE event still missing its blank
+    /// line at a clean end is discarded, as WHATWG says: not an error.)
     truncated,
     /// The peer sent something that is not HTTP/1.x: bad status line, bad
     /// header, bad chunk size, more than 100 header fields or 64 KiB of headers.

@@ -55,7 +55,9 @@ public:
     /// when the format's end marker arrived (bytes after it are not consumed).
     /// An error (buffer_overflow, protocol) ends the stream.
     virtual std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) = 0;
-    /// The body ended cleanly: `truncated` if a half-received item remains.
+    /// The body ended cleanly (its HTTP framing is complete). SSE discards an
+    /// event still missing its blank line (WHATWG); formats whose data is
+    /// provably cut (a JSON array without its `]`) report `truncated`.
     virtual std::optional<Error> finish(std::vector<Event>& out) = 0;
 };
 
