@@ -318,3 +318,66 @@ TEST_CASE("nouscli --stream: while stdout is not read, the window holds and memo
 #endif
     CHECK(firehose.written.load() < (64ull << 20));  // the server was held back
 }
+
+TEST_CASE("deep JSON crashes nouscli: a 429 with 200 KB of open brackets exits 5 with the body, never 139") {
+    const std::string deep(200 * 1024, '[');
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        while (peer.read_request())
+            peer.send("HTTP/1.1 429 Too Many Requests\r\nContent-Length: " + std::to_string(deep.size()) + "\r\n\r\n" +
+                      deep);
+    });
+    auto r = nouscli({"post", server.url(), "-d", "{}", "--retry", "0"});
+    CHECK(r.code == 5);
+    CHECK(r.out == deep);
+}
+
+TEST_CASE("a POST that reached the server is connection_closed: nouscli exits 3 and says so") {
+    std::atomic<int> requests{0};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (peer.read_request()) ++requests;  // then close without answering
+    });
+    auto r = nouscli({"post", server.url(), "-d", R"({"a":1})"});
+    CHECK(r.code == 3);
+    CHECK(r.err.find("connection_closed") != std::string::npos);
+    CHECK(requests.load() == 1);  // --retry defaults to 0
+}
+
+TEST_CASE("nouscli --max-wait-ms with a stdout that accepts nothing never exited: it gives up with exit 6") {
+    Firehose firehose(256ull << 20);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(pipe_fds[1], 1);
+        ::close(pipe_fds[0]);
+        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream", "--max-wait-ms", "300",
+                (char*)nullptr);
+        ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    // Nobody reads the pipe. The hang guard: 60 s, far beyond the 300 ms asked for.
+    int status = 0;
+    const bool exited = wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(60));
+    if (!exited) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+    }
+    ::close(pipe_fds[0]);
+    REQUIRE(exited);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 6);
+}
+
+TEST_CASE("nouscli -v printed user:pass@ of a URL: credentials are redacted, and sent as Basic auth") {
+    std::string head;
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (peer.read_request(&head)) peer.send(ok_response("ok"));
+    });
+    const std::string url = "http://alice:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/x?key=k123";
+    auto r = nouscli({"post", url, "-v", "-d", "{}"});
+    CHECK(r.code == 0);
+    CHECK(r.err.find("s3cret") == std::string::npos);
+    CHECK(r.err.find("k123") == std::string::npos);
+    CHECK(r.err.find("[REDACTED]@127.0.0.1") != std::string::npos);
+    CHECK(head.find("Authorization: Basic YWxpY2U6czNjcmV0\r\n") != std::string::npos);  // alice:s3cret
+}

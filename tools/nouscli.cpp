@@ -3,6 +3,10 @@
 // Public API only, like any application.
 
 #include <boost/program_options.hpp>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -67,6 +71,45 @@ bool write_out(std::FILE* out, std::string_view data) {
     return std::fflush(out) == 0;
 }
 
+/// Stream output that gives up when the reader stops reading: `--max-wait-ms`
+/// bounds a stdout that accepts nothing, as it bounds a parked window.
+class BoundedWriter {
+public:
+    enum class Result { ok, closed, stalled };
+
+    BoundedWriter(std::FILE* out, std::chrono::milliseconds max_wait) : fd_(fileno(out)), max_wait_(max_wait) {
+        std::fflush(out);
+        struct stat st {};
+        // On a pipe or socket, POLLOUT promises room for PIPE_BUF bytes only:
+        // larger writes could block past the bound.
+        if (fstat(fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) piece_ = PIPE_BUF;
+    }
+
+    Result write(std::string_view data) {
+        while (!data.empty()) {
+            pollfd p{fd_, POLLOUT, 0};
+            const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(max_wait_.count(), 1 << 30)));
+            if (rc < 0) {
+                if (errno == EINTR) continue;
+                return Result::closed;
+            }
+            if (rc == 0) return Result::stalled;
+            const ssize_t n = ::write(fd_, data.data(), std::min(data.size(), piece_));
+            if (n < 0) {
+                if (errno == EINTR || errno == EAGAIN) continue;
+                return Result::closed;  // EPIPE: the reader is gone
+            }
+            data.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return Result::ok;
+    }
+
+private:
+    int fd_;
+    std::chrono::milliseconds max_wait_;
+    std::size_t piece_ = std::size_t(1) << 30;
+};
+
 void print_head(int status, const Headers& headers, const std::string& version) {
     std::cerr << (version.empty() ? "HTTP/1.1" : version) << " " << status << "\r\n";
     for (const auto& [k, v] : headers) std::cerr << k << ": " << v << "\r\n";
@@ -111,6 +154,8 @@ std::string jsonl_line(const Event& e) {
 int run_stream(const std::string& url, const std::string& body, const Headers& headers, const Options& options,
                const std::string& format, std::FILE* out, bool include) {
     Stream s = stream(url, body, headers, options);
+    const auto max_wait = options.window_max_park.value_or(defaults::window_max_park);
+    BoundedWriter writer(out, max_wait);
     bool head_printed = false;
     while (auto item = s.next()) {
         if (include && !head_printed && s.stats().status != 0) {
@@ -122,19 +167,25 @@ int run_stream(const std::string& url, const std::string& body, const Headers& h
             const Error& e = item->error;
             if (e.code == ErrorCode::http_status) {
                 if (include) print_head(e.status, e.headers, "HTTP/1.1");
-                write_out(out, e.body);  // the error body, raw
+                writer.write(e.body);  // the error body, raw
                 return exit_code_for(e);
             }
             std::cerr << "nouscli: " << to_string(e.code) << ": " << e.message << "\n";
             return exit_code_for_stream(e);
         }
         const Event& e = item->event;
-        bool written = format == "jsonl" ? write_out(out, jsonl_line(e))
-                       : format == "raw" ? write_out(out, e.data)
-                                         : write_out(out, e.data + "\n");
-        if (!written) {
+        const auto written = format == "jsonl" ? writer.write(jsonl_line(e))
+                             : format == "raw" ? writer.write(e.data)
+                                               : writer.write(e.data + "\n");
+        if (written == BoundedWriter::Result::closed) {
             s.cancel();  // closed stdout: stop the request, quietly
             return ok;
+        }
+        if (written == BoundedWriter::Result::stalled) {
+            s.cancel();
+            std::cerr << "nouscli: backpressure_overflow: output accepted nothing for " << max_wait.count()
+                      << " ms\n";
+            return stream_error;
         }
     }
     return ok;

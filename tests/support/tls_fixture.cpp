@@ -11,7 +11,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <chrono>
 #include <optional>
+#include <thread>
 #include <stdexcept>
 
 #include "fault_server.hpp"
@@ -124,8 +126,38 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
                         if (end == std::string::npos) continue;
                         // Requests in these tests carry small bodies that arrive with the head.
                         buffer.clear();
+                        const int fd = secure.impl()->sockfd();
+                        if (mode == Mode::drip_record) {
+                            // Raw bytes under the TLS layer: an application-data record
+                            // header, then its payload far too slowly.
+                            const unsigned char header[5] = {0x17, 0x03, 0x03, 0x40, 0x00};
+                            if (::send(fd, header, sizeof header, MSG_NOSIGNAL) != sizeof header) return;
+                            for (int i = 0; i < 16384 && !impl_->stopping; ++i) {
+                                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                                const char byte = 'x';
+                                if (::send(fd, &byte, 1, MSG_NOSIGNAL) != 1) return;
+                            }
+                            return;
+                        }
+                        if (mode == Mode::sse_then_reset) {
+                            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                               "Transfer-Encoding: chunked\r\n\r\n" + nous::test::chunk("data: one\n\n");
+                            secure.sendBytes(head.data(), static_cast<int>(head.size()));
+                            linger l{1, 0};
+                            ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                            secure.close();  // linger 0: the close is a reset
+                            resets_.fetch_add(1);
+                            return;
+                        }
                         std::string response = ok_response("tls-ok");
                         secure.sendBytes(response.data(), static_cast<int>(response.size()));
+                        if (mode == Mode::answer_then_reset) {
+                            linger l{1, 0};
+                            ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                            secure.close();  // linger 0: the close is a reset
+                            resets_.fetch_add(1);
+                            return;
+                        }
                     }
                 } catch (...) {
                 }

@@ -26,12 +26,24 @@ const TestPki& test_pki();
 
 class TlsServer {
 public:
-    enum class Mode { answer, reset_after_handshake };
+    enum class Mode {
+        answer,
+        reset_after_handshake,
+        /// After a request: a TLS record header announcing 16 KiB, then its
+        /// bytes one every 20 ms (a record that never completes in time).
+        drip_record,
+        /// After a request: an SSE head and one event, then a reset.
+        sse_then_reset,
+        /// Answers one request, then resets the kept-alive connection.
+        answer_then_reset,
+    };
     TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode = Mode::answer);
     ~TlsServer();
     std::uint16_t port() const { return port_; }
     std::uint64_t connections() const { return accepted_.load(); }
     std::uint64_t handshakes_resumed() const { return resumed_.load(); }
+    /// sse_then_reset: connections reset so far.
+    std::uint64_t resets() const { return resets_.load(); }
 
 private:
     struct Impl;
@@ -39,6 +51,7 @@ private:
     std::uint16_t port_ = 0;
     std::atomic<std::uint64_t> accepted_{0};
     std::atomic<std::uint64_t> resumed_{0};
+    std::atomic<std::uint64_t> resets_{0};
 };
 
 }  // namespace nous::test

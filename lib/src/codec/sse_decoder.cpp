@@ -124,7 +124,8 @@ private:
         } else if (field == "event") {
             event_type_.assign(value);
         } else if (field == "id") {
-            if (value.find('\0') == std::string_view::npos) last_id_.assign(value);
+            // Stored once; events share it (an id may be as long as the line cap).
+            if (value.find('\0') == std::string_view::npos) last_id_ = EventId(value);
         } else if (field == "retry") {
             unsigned long long ms = 0;
             auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
@@ -163,7 +164,7 @@ private:
     std::string data_;
     std::size_t data_lines_ = 0;
     std::string event_type_;
-    std::string last_id_;
+    EventId last_id_;
     std::optional<Milliseconds> retry_;
 };
 

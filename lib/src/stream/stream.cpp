@@ -174,8 +174,17 @@ public:
                                         "concurrent streams cap of " + std::to_string(cap) + " reached"));
         }
         auto decoder = decoder_for(options);
-        auto source = window_ ? detail::make_window_source(std::move(call.value()), std::move(slot))
-                              : detail::make_pull_source(std::move(call.value()), std::move(slot));
+        std::unique_ptr<ChunkSource> source;
+        try {
+            source = window_ ? detail::make_window_source(std::move(call.value()), std::move(slot))
+                             : detail::make_pull_source(std::move(call.value()), std::move(slot));
+        } catch (const std::system_error& e) {
+            // No reader thread to be had (EAGAIN under a pids or memory limit):
+            // typed, and the stream slot is already given back.
+            detail::log(LogLevel::warning, std::string("stream refused: cannot start its reader thread: ") + e.what());
+            return Stream::failed(
+                Error(ErrorCode::saturated, std::string("cannot start a stream reader thread: ") + e.what()));
+        }
         return Stream(std::move(source), std::move(decoder));
     }
 

@@ -57,8 +57,8 @@ public:
                 if (piece.kind == Piece::Kind::data) {
                     const std::size_t n = piece.bytes.size();
                     const std::size_t before = inflight_.fetch_sub(n, std::memory_order_acq_rel);
-                    // Wake the reader exactly when the total crosses the low mark.
-                    if (before >= call_->window_low && before - n < call_->window_low) {
+                    // Wake the reader exactly when the total comes down to the low mark.
+                    if (before > call_->window_low && before - n <= call_->window_low) {
                         std::lock_guard lock(mutex_);
                         if (reader_parked_) reader_cv_.notify_one();
                     }
@@ -169,7 +169,9 @@ private:
         reader_parked_ = true;
         parks_.fetch_add(1, std::memory_order_relaxed);
         bool resumed = true;
-        while (inflight_.load(std::memory_order_acquire) >= call_->window_low) {
+        // Until the consumer brings the bytes in flight down to the low mark
+        // (at it counts: a low mark of 0 means "until drained", never a hang).
+        while (inflight_.load(std::memory_order_acquire) > call_->window_low) {
             if (stop_.load()) {
                 resumed = false;
                 break;

@@ -19,6 +19,7 @@
 #include "core/cancel.hpp"
 #include "core/log.hpp"
 #include "core/proxy.hpp"
+#include "transport/deadline_watch.hpp"
 #include "transport/io_counters.hpp"
 #include "transport/resolver.hpp"
 #include "transport/sigpipe.hpp"
@@ -402,6 +403,16 @@ void Connection::set_tls_receive_timeout(const Deadlines& deadlines, Clock::time
 }
 
 IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel) {
+    // POCO re-polls inside one SSL_read for as long as a record keeps dripping
+    // in: the watch shuts the socket down when the total deadline passes
+    // (docs/design/poco-traps.md#no-total-deadline).
+    DeadlineWatch watch(this, deadlines.total_by);
+    auto past_total = [&] { return Clock::now() >= deadlines.total_by; };
+    auto failure = [&](IoStatus status, std::string detail) -> IoResult {
+        if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
+        if (past_total()) return {IoStatus::timeout_total, 0, "total deadline passed"};
+        return {status, 0, std::move(detail)};
+    };
     for (;;) {
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
         bool pending = false;
@@ -423,27 +434,25 @@ IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& dead
             count_recv();
             got = session_->receive_some(buffer, static_cast<int>(std::min<std::size_t>(n, 1 << 30)));
         } catch (const Poco::TimeoutException&) {
-            return {Clock::now() >= deadlines.total_by ? IoStatus::timeout_total : IoStatus::timeout_read, 0,
-                    "timed out"};
+            return {past_total() ? IoStatus::timeout_total : IoStatus::timeout_read, 0, "timed out"};
         } catch (const Poco::Net::ConnectionResetException& e) {
-            if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-            return {IoStatus::reset, 0, e.displayText()};
+            return failure(IoStatus::reset, e.displayText());
         } catch (const Poco::Net::SSLException& e) {
-            if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
             // OpenSSL 3 reports a close without close_notify as this SSLException:
             // a truncation, not a TLS failure (docs/design/poco-traps.md#tls-eof).
             std::string text = e.displayText();
-            if (text.find("unexpected eof") != std::string::npos) return {IoStatus::tls_eof, 0, text};
-            return {IoStatus::failed, 0, text};
+            return failure(text.find("unexpected eof") != std::string::npos ? IoStatus::tls_eof : IoStatus::failed,
+                           text);
         } catch (const Poco::Exception& e) {
-            if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-            return {IoStatus::failed, 0, e.displayText()};
+            return failure(IoStatus::failed, e.displayText());
         }
         if (got > 0) return {IoStatus::ok, static_cast<std::size_t>(got), {}};
-        // After shutdown() from a canceller, the socket looks like a clean EOF:
-        // check the flag first (docs/design/poco-traps.md#clean-eof-after-shutdown).
+        // After shutdown() from a canceller (or the deadline watch), the socket
+        // looks like a clean EOF: check first
+        // (docs/design/poco-traps.md#clean-eof-after-shutdown).
+        if (got == 0) return failure(IoStatus::eof, "connection closed by peer");
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-        if (got == 0) return {IoStatus::eof, 0, "connection closed by peer"};
+        if (past_total()) return {IoStatus::timeout_total, 0, "total deadline passed"};
         // Negative on TLS: a record without application data (e.g. a session
         // ticket); wait for more.
     }

@@ -1,5 +1,8 @@
 #include "transport/pool.hpp"
 
+#include <pthread.h>
+
+#include <csignal>
 #include <map>
 #include <thread>
 
@@ -50,6 +53,11 @@ Reaper& reaper() {
 constexpr auto kReapPeriod = std::chrono::milliseconds(250);
 
 void reap_loop() {
+    // Closing an idle TLS connection writes close_notify (docs/design/poco-traps.md#sigpipe).
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     for (;;) {
         std::this_thread::sleep_for(kReapPeriod);
         // Counting and stopping under the reaper's lock: a checkin that parks a

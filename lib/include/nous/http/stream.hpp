@@ -5,6 +5,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,34 @@
 
 namespace nous::http {
 
+/// The last event ID at an SSE event's dispatch. Stored once per `id` field
+/// and shared by every event that carries it: a long id (up to the line cap)
+/// is never copied into each event, so decoded but unread events stay within
+/// the stream's memory bound.
+class EventId {
+public:
+    EventId() = default;
+    EventId(std::string_view id) : value_(id.empty() ? nullptr : std::make_shared<const std::string>(id)) {}
+    EventId(const char* id) : EventId(std::string_view(id)) {}
+    EventId(const std::string& id) : EventId(std::string_view(id)) {}
+
+    std::string_view view() const noexcept { return value_ ? std::string_view(*value_) : std::string_view(); }
+    operator std::string_view() const noexcept { return view(); }
+    std::string str() const { return std::string(view()); }
+    const char* data() const noexcept { return view().data(); }
+    std::size_t size() const noexcept { return view().size(); }
+    bool empty() const noexcept { return view().empty(); }
+
+    friend bool operator==(const EventId& a, const EventId& b) noexcept { return a.view() == b.view(); }
+    friend bool operator==(const EventId& a, std::string_view b) noexcept { return a.view() == b; }
+    friend bool operator==(const EventId& a, const char* b) noexcept { return a.view() == std::string_view(b); }
+    friend bool operator==(const EventId& a, const std::string& b) noexcept { return a.view() == std::string_view(b); }
+    friend std::ostream& operator<<(std::ostream& os, const EventId& id) { return os << id.view(); }
+
+private:
+    std::shared_ptr<const std::string> value_;
+};
+
 /// One decoded item of a stream: an SSE event, an NDJSON line, a JSON-array
 /// element, or a raw piece of body.
 struct Event {
@@ -20,8 +49,8 @@ struct Event {
     /// NDJSON and JSON-array items; "raw" for the raw format.
     std::string type = "message";
     std::string data;
-    /// The last event ID at dispatch (it persists across SSE events).
-    std::string id;
+    /// The last event ID at dispatch (it persists across SSE events; shared, not copied).
+    EventId id;
     /// An SSE `retry:` field, when the server sent one.
     std::optional<Milliseconds> retry;
 };
