@@ -4,10 +4,11 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config libpoco-dev libconcurrentqueue-dev \
-  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server
+  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server clang
 PREFIX ?= /usr/local
 
-.PHONY: all deps build test test-nocurl demo bench asan tsan install clean
+.PHONY: all deps build test test-nocurl demo bench asan tsan fuzz install clean
+FUZZ_SECONDS ?= 60
 
 all: build
 
@@ -60,8 +61,15 @@ tsan: deps
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 600 $(TSAN_CTEST_ARGS)
 
+# libFuzzer targets with clang (ASan+UBSan), each run FUZZ_SECONDS from its corpus.
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOUS_FUZZ=ON \
+	  -DNOUS_BUILD_TESTS=OFF -DNOUS_BUILD_BENCH=OFF -DNOUS_BUILD_TOOLS=OFF -DNOUS_WITH_CURL=OFF
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_targets
+	./tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 install: deps build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-nocurl
+	rm -rf $(BUILD) build-asan build-tsan build-nocurl build-fuzz

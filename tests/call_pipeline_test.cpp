@@ -5,6 +5,7 @@
 
 #include "memory_transport.hpp"
 #include "nous/http/client.hpp"
+#include "nous/http/stream.hpp"
 #include "transport/exchange.hpp"
 #include "transport/pool.hpp"
 
@@ -123,5 +124,55 @@ TEST_CASE("fail-at-N over the seam: every step's failure is a typed error, no sl
             }
             CHECK(succeeded);
         }
+    }
+}
+
+TEST_CASE("fail-at-N over the seam for streams: window and pull end in done or one typed error, and leak nothing") {
+    const std::string backend = GENERATE("window", "pull");
+    for (Fault fault : {Fault::error, Fault::short_write, Fault::eof, Fault::reset, Fault::stall}) {
+        auto origin = std::make_shared<MemoryOrigin>();
+        const std::string events = "data: one\n\ndata: two\n\ndata: [DONE]\n\n";
+        origin->response = chunked_ok(events);
+        origin->max_read = 5;
+        MemoryPools pools(origin);
+        auto pool = MemoryPools::pool();
+        Options o = quick();
+        o.stream_backend = backend;
+        bool succeeded = false;
+        for (std::uint64_t n = 1; !succeeded && n < 200; ++n) {
+            CAPTURE(backend, static_cast<int>(fault), n);
+            origin->fault = fault;
+            origin->fail_at = origin->steps + n;
+            std::vector<StreamItem> items;
+            {
+                Stream s = stream(kUrl, "{}", {}, o);
+                while (auto item = s.next()) items.push_back(std::move(*item));
+            }
+            REQUIRE_FALSE(items.empty());
+            const StreamItem& last = items.back();
+            if (last.is_done()) {
+                REQUIRE(items.size() == 3);
+                CHECK(items[0].event.data == "one");
+                succeeded = origin->steps < origin->fail_at;
+            } else {
+                REQUIRE(last.is_error());
+                CAPTURE(last.error.message);
+                const auto code = last.error.code;
+                CHECK((code == ErrorCode::connect_failed || code == ErrorCode::connection_closed ||
+                       code == ErrorCode::truncated || code == ErrorCode::timeout_read ||
+                       code == ErrorCode::timeout_connect));
+                for (std::size_t i = 0; i + 1 < items.size(); ++i) CHECK(items[i].is_event());
+            }
+            CHECK(live_streams() == 0);
+            origin->fault = Fault::none;
+            origin->fail_at = 0;
+            CHECK(pool->open_count() <= 1);
+            Stream next = stream(kUrl, "{}", {}, o);
+            std::vector<StreamItem> ok;
+            while (auto item = next.next()) ok.push_back(std::move(*item));
+            REQUIRE(ok.size() == 3);
+            CHECK(ok.back().is_done());
+        }
+        CHECK(succeeded);
     }
 }

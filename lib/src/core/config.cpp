@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/config.hpp"
+#include "core/json_limits.hpp"
 #include "core/log.hpp"
 
 namespace nous::http {
@@ -27,25 +28,41 @@ ConfigState& state() {
 }
 
 Config parse_config_file(const std::string& path) {
-    Config c;
     std::ifstream in(path);
     if (!in) {
         detail::log(LogLevel::error, "NOUS_HTTP_CONFIG: cannot read " + path + "; ignored");
-        return c;
+        return Config{};
     }
     std::stringstream text;
     text << in.rdbuf();
+    std::string error;
+    auto parsed = detail::parse_config_text(text.str(), &error);
+    if (!parsed) {
+        detail::log(LogLevel::error, "NOUS_HTTP_CONFIG: " + path + ": " + error + "; ignored");
+        return Config{};
+    }
+    return *parsed;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::optional<Config> parse_config_text(std::string_view text, std::string* error) {
+    Config c;
     rapidjson::Document doc;
-    doc.Parse(text.str().c_str());
-    if (doc.HasParseError() || !doc.IsObject()) {
-        detail::log(LogLevel::error, "NOUS_HTTP_CONFIG: " + path + " is not a JSON object; ignored");
-        return c;
+    std::string why;
+    if (!parse_json_limited(doc, text, &why) || !doc.IsObject()) {
+        if (error) *error = why.empty() ? "not a JSON object" : why;
+        return std::nullopt;
     }
     auto str = [&](const char* key, std::optional<std::string>& out) {
         if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsString()) out = m->value.GetString();
     };
+    // Durations past ~115 days would overflow deadline arithmetic: ignored.
+    constexpr std::uint64_t max_ms = 10'000'000'000ull;
     auto ms = [&](const char* key, std::optional<Milliseconds>& out) {
-        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsUint64())
+        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsUint64() && m->value.GetUint64() <= max_ms)
             out = Milliseconds(static_cast<long long>(m->value.GetUint64()));
     };
     str("backend", c.backend);
@@ -61,11 +78,17 @@ Config parse_config_file(const std::string& path) {
     size("window_high_bytes", c.window_high_bytes);
     size("window_low_bytes", c.window_low_bytes);
     size("max_concurrent_streams", c.max_concurrent_streams);
-    if (auto m = doc.FindMember("max_retries"); m != doc.MemberEnd() && m->value.IsInt()) c.max_retries = m->value.GetInt();
+    if (auto m = doc.FindMember("max_retries"); m != doc.MemberEnd() && m->value.IsInt() && m->value.GetInt() >= 0 &&
+                                                  m->value.GetInt() <= 100)
+        c.max_retries = m->value.GetInt();
     size("pool_max_per_origin", c.pool_max_per_origin);
     size("pool_max_idle_per_origin", c.pool_max_idle_per_origin);
     return c;
 }
+
+}  // namespace detail
+
+namespace {
 
 template <typename T>
 void merge(std::optional<T>& into, const std::optional<T>& over) {

@@ -3,6 +3,9 @@
 // effective settings of one call: per-call options over the config over defaults.
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "core/deadline.hpp"
 #include "core/env.hpp"
@@ -24,6 +27,11 @@ struct Settings {
     std::size_t max_response_bytes = defaults::max_response_bytes;
     PoolSettings pool;
 };
+
+/// The keys of a NOUS_HTTP_CONFIG file (docs/configuration.md); nullopt with
+/// `error` set when the text is not a JSON object (or nests too deep).
+/// Unknown keys and values of the wrong type are ignored.
+std::optional<Config> parse_config_text(std::string_view text, std::string* error = nullptr);
 
 /// The app config in force (programmatic over the NOUS_HTTP_CONFIG file):
 /// shared and immutable, rebuilt only when configure() runs or the file name changes.

@@ -1,0 +1,56 @@
+#pragma once
+// One decoder, fed whole and in pieces: the events and the outcome must be
+// the same either way, and nothing may crash, leak or overflow.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fuzz_support.hpp"
+#include "nous/http/stream.hpp"
+
+namespace nous::fuzz {
+
+struct DecodeResult {
+    std::vector<nous::http::Event> events;
+    std::string outcome;
+};
+
+template <typename Make>
+DecodeResult decode(Make make, std::string_view input, const std::vector<std::size_t>& cuts) {
+    auto decoder = make();
+    DecodeResult r;
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i <= cuts.size(); ++i) {
+        const std::size_t end = i < cuts.size() ? cuts[i] : input.size();
+        bool done = false;
+        auto e = decoder->feed(input.substr(pos, end - pos), r.events, done);
+        pos = end;
+        if (e) {
+            r.outcome = nous::http::is_malformed_stream(*e) ? "malformed" : std::string(nous::http::to_string(e->code));
+            return r;
+        }
+        if (done) {
+            r.outcome = "done";
+            return r;
+        }
+    }
+    auto e = decoder->finish(r.events);
+    r.outcome = e ? std::string(nous::http::to_string(e->code)) : "clean";
+    return r;
+}
+
+template <typename Make>
+void check_split_invariance(Make make, const std::uint8_t* data, std::size_t size) {
+    std::string_view input(reinterpret_cast<const char*>(data), size);
+    auto whole = decode(make, input, {});
+    auto split = decode(make, input, cuts_for(size, seed_of(input)));
+    require(whole.outcome == split.outcome);
+    require(whole.events.size() == split.events.size());
+    for (std::size_t i = 0; i < whole.events.size(); ++i) {
+        const auto &a = whole.events[i], &b = split.events[i];
+        require(a.type == b.type && a.data == b.data && a.id == b.id && a.retry == b.retry);
+    }
+}
+
+}  // namespace nous::fuzz
