@@ -369,12 +369,20 @@ TEST_CASE("nouscli --max-wait-ms with a stdout that accepts nothing never exited
 }
 
 TEST_CASE("nouscli -v printed user:pass@ of a URL: credentials are redacted, and sent as Basic auth") {
+    std::mutex mutex;
     std::string head;
     FaultServer server([&](Peer& peer, std::uint64_t) {
-        if (peer.read_request(&head)) peer.send(ok_response("ok"));
+        std::string h;
+        if (!peer.read_request(&h)) return;
+        {
+            std::lock_guard lock(mutex);
+            head = h;
+        }
+        peer.send(ok_response("ok"));
     });
     const std::string url = "http://alice:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/x?key=k123";
     auto r = nouscli({"post", url, "-v", "-d", "{}"});
+    std::lock_guard lock(mutex);
     CHECK(r.code == 0);
     CHECK(r.err.find("s3cret") == std::string::npos);
     CHECK(r.err.find("k123") == std::string::npos);

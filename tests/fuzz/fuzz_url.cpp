@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/url.hpp"
+#include "nous/http/client.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
