@@ -1,9 +1,10 @@
-// libFuzzer: the raw decoder, whole and in pieces (same output required).
+// libFuzzer: the raw decoder, whole and in pieces (the same bytes up to [DONE] required).
 
 #include "decoder_fuzz.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     // A small cap so that the overflow path is reached too.
-    nous::fuzz::check_split_invariance([] { return nous::http::make_raw_decoder(4096); }, data, size);
+    nous::fuzz::check_split_invariance([] { return nous::http::make_raw_decoder(4096); }, data, size,
+                                       /*pieces_are_events=*/true);
     return 0;
 }

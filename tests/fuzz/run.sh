@@ -8,6 +8,8 @@ build=$1 seconds=$2
 here=$(cd "$(dirname "$0")" && pwd)
 fixtures="$here/../fixtures"
 status=0
+# Every UB report halts, except the one RapidJSON 1.1 line in ubsan.supp.
+export UBSAN_OPTIONS="suppressions=$here/ubsan.supp:halt_on_error=1:print_stacktrace=1"
 declare -A seeds=(
   [fuzz_http1_response]="$fixtures/http1"
   [fuzz_sse_decoder]="$fixtures/sse"
