@@ -4,12 +4,14 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <mutex>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "fault_server.hpp"
 #include "firehose.hpp"
+#include "nous/http/json.hpp"
 #include "nous/http/mock_server.hpp"
 
 using namespace nous::http;
@@ -388,4 +390,157 @@ TEST_CASE("nouscli -v printed user:pass@ of a URL: credentials are redacted, and
     CHECK(r.err.find("k123") == std::string::npos);
     CHECK(r.err.find("[REDACTED]@127.0.0.1") != std::string::npos);
     CHECK(head.find("Authorization: Basic YWxpY2U6czNjcmV0\r\n") != std::string::npos);  // alice:s3cret
+}
+
+// ---- nouscli chat ---------------------------------------------------------
+
+namespace {
+
+struct ChatEnv {
+    ChatEnv() {
+        ::setenv("OPENAI_API_KEY", "sk-openai", 1);
+        ::setenv("ANTHROPIC_API_KEY", "sk-ant", 1);
+        ::setenv("GEMINI_API_KEY", "g-key", 1);
+    }
+    ~ChatEnv() {
+        ::unsetenv("OPENAI_API_KEY");
+        ::unsetenv("ANTHROPIC_API_KEY");
+        ::unsetenv("GEMINI_API_KEY");
+    }
+};
+
+std::string base_for(const std::string& provider, const std::string& server) {
+    return server + (provider == "gemini" ? "/v1beta" : "/v1");
+}
+
+}  // namespace
+
+TEST_CASE("nouscli chat prints the text for each provider, and --json the message with tool calls and usage") {
+    ChatEnv env;
+    MockServerOptions o;
+    o.stream_tokens = 6;
+    MockServer plain(o);
+    plain.start();
+    o.tool_call = "get_weather";
+    MockServer tools(o);
+    tools.start();
+    for (std::string provider : {"openai", "anthropic", "gemini"}) {
+        CAPTURE(provider);
+        auto text = nouscli({"chat", "Say hello", "--provider", provider, "--base-url",
+                             base_for(provider, plain.base_url()), "--model", "m1"});
+        CHECK(text.code == 0);
+        CHECK(text.out == "Hello from the nous-http mock\n");
+        // Options after the prompt, or before it, and the prompt from stdin.
+        auto before = nouscli({"chat", "--model", "m1", "--provider", provider, "--base-url",
+                               base_for(provider, plain.base_url()), "-", "--no-stream"},
+                              "Say hello");
+        CHECK(before.code == 0);
+        CHECK(before.out == "Hello from the nous-http mock\n");
+        for (bool stream : {true, false}) {
+            std::vector<std::string> args = {"chat", "Weather?", "--provider", provider, "--base-url",
+                                             base_for(provider, tools.base_url()), "--model", "m1", "--json"};
+            if (!stream) args.push_back("--no-stream");
+            auto json = nouscli(args);
+            CHECK(json.code == 0);
+            auto doc = parse_json(json.out);
+            REQUIRE(doc.ok());
+            const auto& m = *doc.value();
+            CHECK(std::string(m["text"].GetString()) == "Hello from the nous-http mock");
+            REQUIRE(m["tool_calls"].Size() == 1);
+            CHECK(std::string(m["tool_calls"][0]["name"].GetString()) == "get_weather");
+            auto arguments = parse_json(m["tool_calls"][0]["arguments"].GetString());
+            REQUIRE(arguments.ok());
+            CHECK(std::string((*arguments.value())["city"].GetString()) == "Paris");
+            CHECK(m["usage"]["output_tokens"].GetInt64() > 0);
+            CHECK(m["finish_reason"].IsString());
+        }
+    }
+}
+
+TEST_CASE("nouscli chat sends each provider's documented request") {
+    ChatEnv env;
+    std::mutex mutex;
+    std::vector<std::pair<std::string, std::string>> seen;  // head, body
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        std::string head, body;
+        while (peer.read_request(&head, &body)) {
+            {
+                std::lock_guard lock(mutex);
+                seen.emplace_back(head, body);
+            }
+            peer.send(ok_response("{}"));
+        }
+    });
+    const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+    nouscli({"chat", "Hi", "--model", "gpt-x", "--system", "Be brief.", "--max-tokens", "7", "--base-url", base + "/v1"});
+    nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "claude-x", "--base-url", base + "/v1"});
+    nouscli({"chat", "Hi", "--provider", "gemini", "--model", "gem-x", "--system", "S", "--base-url", base + "/v1beta"});
+    std::lock_guard lock(mutex);
+    REQUIRE(seen.size() == 3);
+    auto body = [&](int i) { return parse_json(seen[i].second); };
+
+    CHECK(seen[0].first.rfind("POST /v1/chat/completions HTTP/1.1\r\n", 0) == 0);
+    CHECK(seen[0].first.find("\r\nauthorization: Bearer sk-openai\r\n") != std::string::npos);
+    CHECK(seen[0].first.find("\r\nContent-Type: application/json\r\n") != std::string::npos);
+    auto openai = body(0);
+    REQUIRE(openai.ok());
+    CHECK(*openai.value() == *parse_json(R"({"model":"gpt-x","messages":[{"role":"system","content":"Be brief."},
+        {"role":"user","content":"Hi"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":7})").value());
+
+    CHECK(seen[1].first.rfind("POST /v1/messages HTTP/1.1\r\n", 0) == 0);
+    CHECK(seen[1].first.find("\r\nx-api-key: sk-ant\r\n") != std::string::npos);
+    CHECK(seen[1].first.find("\r\nanthropic-version: 2023-06-01\r\n") != std::string::npos);
+    auto anthropic = body(1);
+    REQUIRE(anthropic.ok());
+    CHECK(*anthropic.value() == *parse_json(R"({"model":"claude-x","max_tokens":1024,
+        "messages":[{"role":"user","content":"Hi"}],"stream":true})").value());
+
+    CHECK(seen[2].first.rfind("POST /v1beta/models/gem-x:streamGenerateContent?alt=sse HTTP/1.1\r\n", 0) == 0);
+    CHECK(seen[2].first.find("\r\nx-goog-api-key: g-key\r\n") != std::string::npos);
+    auto gemini = body(2);
+    REQUIRE(gemini.ok());
+    CHECK(*gemini.value() == *parse_json(R"({"contents":[{"role":"user","parts":[{"text":"Hi"}]}],
+        "systemInstruction":{"parts":[{"text":"S"}]}})").value());
+}
+
+TEST_CASE("nouscli chat: a missing key exits 2 before any connection") {
+    MockServer server;
+    server.start();
+    ::unsetenv("OPENAI_API_KEY");
+    auto r = nouscli({"chat", "Hi", "--model", "m", "--base-url", server.base_url() + "/v1"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("OPENAI_API_KEY") != std::string::npos);
+    CHECK(server.connections_accepted() == 0);
+    ::setenv("MY_KEY", "x", 1);
+    auto custom = nouscli({"chat", "Hi", "--model", "m", "--api-key-env", "MY_KEY", "--base-url",
+                           server.base_url() + "/v1"});
+    ::unsetenv("MY_KEY");
+    CHECK(custom.code == 0);
+}
+
+TEST_CASE("nouscli chat: a 4xx prints the provider's message and exits 5, an in-stream error exits 6 after the text") {
+    ChatEnv env;
+    MockServer server;
+    server.set_handler([](const MockRequest& req, MockResponse& res) {
+        if (req.target == "/v1/messages") {
+            res.status = 400;
+            res.body = R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}})";
+            return true;
+        }
+        res.headers.emplace_back("Content-Type", "text/event-stream");
+        res.body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n"
+                   "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                   "\"delta\":{\"type\":\"text_delta\",\"text\":\"Part\"}}\n\n"
+                   "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        return true;
+    });
+    server.start();
+    auto denied = nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "m", "--base-url", server.base_url() + "/v1"});
+    CHECK(denied.code == 5);
+    CHECK(denied.err.find("max_tokens: too big") != std::string::npos);
+    auto broken = nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "m", "--base-url",
+                           server.base_url() + "/v2"});
+    CHECK(broken.code == 6);
+    CHECK(broken.out == "Part\n");
+    CHECK(broken.err.find("Overloaded") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: start the built-in mock LLM server on loopback, post a chat
-# completion to it with nouscli, print the reply, stop the server.
+# completion to it with nouscli (plain and streamed), then nouscli chat in the
+# three provider formats, tokens printed live; stop the server.
 set -euo pipefail
 nouscli=${1:-build/tools/nouscli}
 log=$(mktemp)
@@ -24,3 +25,15 @@ echo "(each line is one SSE event, printed as it arrives: 25 tokens/s after 200 
 "$nouscli" post "$base/v1/chat/completions" --stream \
   -H 'Authorization: Bearer sk-demo' \
   -d '{"model":"mock-1","stream":true,"messages":[{"role":"user","content":"Say hello"}]}'
+echo
+echo
+echo "# nouscli chat: the provider helpers, tokens printed live, in the three formats the mock speaks"
+export OPENAI_API_KEY=sk-demo ANTHROPIC_API_KEY=sk-demo GEMINI_API_KEY=demo
+for provider in openai anthropic gemini; do
+  prefix=/v1
+  [ "$provider" = gemini ] && prefix=/v1beta
+  echo "\$ nouscli chat 'Say hello' --provider $provider --base-url $base$prefix --model mock-1"
+  "$nouscli" chat 'Say hello' --provider "$provider" --base-url "$base$prefix" --model mock-1
+done
+echo "\$ nouscli chat 'Say hello' --provider anthropic --base-url $base/v1 --model mock-1 --no-stream --json"
+"$nouscli" chat 'Say hello' --provider anthropic --base-url "$base/v1" --model mock-1 --no-stream --json

@@ -23,6 +23,7 @@
 #include "nous/http/log.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/llm/chat.hpp"
 
 namespace po = boost::program_options;
 using namespace nous::http;
@@ -114,6 +115,27 @@ void print_head(int status, const Headers& headers, const std::string& version) 
     std::cerr << (version.empty() ? "HTTP/1.1" : version) << " " << status << "\r\n";
     for (const auto& [k, v] : headers) std::cerr << k << ": " << v << "\r\n";
     std::cerr << "\r\n";
+}
+
+/// -H 'K: V' arguments; false with `error` set for a malformed or unsafe one
+/// (a bad header exits 2 before any connection is opened).
+bool parse_header_args(const std::vector<std::string>& args, Headers& headers, std::string& error) {
+    for (const auto& h : args) {
+        auto colon = h.find(':');
+        if (colon == std::string::npos || colon == 0) {
+            error = "bad header '" + h + "' (expected 'K: V')";
+            return false;
+        }
+        std::string name = h.substr(0, colon);
+        std::string value = h.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
+        headers.emplace_back(std::move(name), std::move(value));
+    }
+    if (auto e = validate_headers(headers)) {
+        error = e->message;
+        return false;
+    }
+    return true;
 }
 
 bool read_data_argument(const std::string& arg, std::string& body, std::string& error) {
@@ -239,16 +261,8 @@ int cmd_post(int argc, char** argv) {
     if (retry < 0) return usage_error("--retry must be >= 0");
 
     Headers headers;
-    for (const auto& h : header_args) {
-        auto colon = h.find(':');
-        if (colon == std::string::npos || colon == 0) return usage_error("bad header '" + h + "' (expected 'K: V')");
-        std::string name = h.substr(0, colon);
-        std::string value = h.substr(colon + 1);
-        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
-        headers.emplace_back(std::move(name), std::move(value));
-    }
-    // A bad header exits 2 before any connection is opened.
-    if (auto e = validate_headers(headers)) return usage_error(e->message);
+    std::string bad;
+    if (!parse_header_args(header_args, headers, bad)) return usage_error(bad);
     if (auto e = validate_url(url)) return usage_error(e->message);
 
     std::string body;
@@ -310,6 +324,175 @@ int cmd_post(int argc, char** argv) {
 }
 
 
+int cmd_chat(int argc, char** argv) {
+    po::options_description desc("nouscli chat PROMPT [options]  (PROMPT \"-\" reads stdin)");
+    std::vector<std::string> header_args;
+    std::string provider_name = "openai", base_url, model, system, api_key_env, cacert;
+    long long connect_ms = -1, timeout_ms = -1;
+    int max_tokens = -1, retry = 0;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("provider", po::value(&provider_name), "openai|anthropic|gemini (default openai)")
+        ("base-url", po::value(&base_url), "API base URL (default: the provider's)")
+        ("model", po::value(&model), "model name (required)")
+        ("system", po::value(&system), "system prompt")
+        ("max-tokens", po::value(&max_tokens), "maximum output tokens (anthropic: 1024 unless given)")
+        ("no-stream", "one non-streaming request")
+        ("json", "print the final message as one JSON object instead of the text")
+        ("api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)")
+        ("header,H", po::value(&header_args)->composing(), "extra request header 'K: V' (repeatable)")
+        ("connect-timeout-ms", po::value(&connect_ms), "connect timeout (resolution, TCP, TLS)")
+        ("timeout-ms", po::value(&timeout_ms), "idle read timeout, waiting for the headers included")
+        ("retry", po::value(&retry), "retries on connect failures and 408/409/429/5xx (default 0)")
+        ("verbose,v", "the request (secrets redacted) to stderr")
+        ("insecure", "do not verify the server certificate")
+        ("cacert", po::value(&cacert), "trust this CA (PEM) besides the system store");
+    po::options_description hidden;
+    std::string prompt;
+    hidden.add_options()("prompt", po::value(&prompt));
+    po::options_description all;
+    all.add(desc).add(hidden);
+    po::positional_options_description positional;
+    positional.add("prompt", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        return usage_error(e.what());
+    }
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return ok;
+    }
+    auto provider = nous::llm::provider_from_name(provider_name);
+    if (!provider) return usage_error("--provider must be openai, anthropic or gemini");
+    if (!vm.count("prompt")) return usage_error("chat needs a PROMPT (\"-\" reads stdin)");
+    if (model.empty()) return usage_error("chat needs --model");
+    if (retry < 0) return usage_error("--retry must be >= 0");
+    if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (api_key_env.empty())
+        api_key_env = *provider == nous::llm::Provider::openai      ? "OPENAI_API_KEY"
+                      : *provider == nous::llm::Provider::anthropic ? "ANTHROPIC_API_KEY"
+                                                                    : "GEMINI_API_KEY";
+    const char* key = std::getenv(api_key_env.c_str());
+    // A missing key exits 2 before any connection.
+    if (!key || !*key) return usage_error(api_key_env + " is not set (the API key; see --api-key-env)");
+
+    nous::llm::ChatRequest request;
+    request.provider = *provider;
+    request.base_url = base_url;
+    request.api_key = key;
+    request.model = model;
+    request.system = system;
+    request.messages.push_back({"user", prompt});
+    if (max_tokens > 0) request.max_tokens = max_tokens;
+    request.stream = vm.count("no-stream") == 0;
+    auto call = nous::llm::build_chat_call(request);
+    if (!call) return usage_error(call.error().message);
+    Headers extra;
+    std::string bad;
+    if (!parse_header_args(header_args, extra, bad)) return usage_error(bad);
+    if (auto e = validate_url(call->url)) return usage_error(e->message);
+
+    Options options;
+    options.max_retries = retry;
+    if (connect_ms >= 0) options.connect_timeout = std::chrono::milliseconds(connect_ms);
+    if (timeout_ms >= 0) options.read_timeout = std::chrono::milliseconds(timeout_ms);
+    options.insecure = vm.count("insecure") > 0;
+    options.ca_file = cacert;
+    const bool verbose = vm.count("verbose") > 0;
+    const bool json = vm.count("json") > 0;
+    if (!verbose && !std::getenv("NOUS_LOG_LEVEL")) set_log_level(LogLevel::error);
+
+    // The caller's -H headers go after the provider's (a duplicate name replaces ours).
+    Headers headers;
+    for (const auto& h : call->headers) {
+        bool replaced = false;
+        for (const auto& x : extra) replaced |= header_name_equals(h.first, x.first);
+        if (!replaced) headers.push_back(h);
+    }
+    for (const auto& x : extra) headers.push_back(x);
+    if (verbose) {
+        std::cerr << "> POST " << redact_url(call->url) << "\n";
+        for (const auto& [k, v] : headers) std::cerr << "> " << redact_header(k, v) << "\n";
+        std::cerr << "> " << call->body << "\n";
+    }
+
+    // Text printed as it arrives, flushed per delta (unless --json).
+    bool printed_any = false;
+    bool stdout_closed = false;
+    auto on_delta = [&](const nous::llm::Delta& d) {
+        if (json || d.text.empty() || stdout_closed) return;
+        if (!write_out(stdout, d.text)) stdout_closed = true;
+        printed_any = true;
+    };
+    nous::llm::Result<nous::llm::ChatResult> result = Error(ErrorCode::invalid_argument, "not run");
+    if (request.stream) {
+        // Run the stream here (not run_chat) so the provider's headers and ours both go out.
+        Stream s = stream(call->url, call->body, headers, options);
+        nous::llm::DeltaParser parser(request.provider);
+        nous::llm::Accumulator accumulator;
+        std::vector<nous::llm::Delta> deltas;
+        std::optional<Error> failure;
+        while (auto item = s.next()) {
+            if (item->is_done()) break;
+            if (item->is_error()) {
+                failure = nous::llm::provider_error(request.provider, std::move(item->error));
+                break;
+            }
+            deltas.clear();
+            if (auto e = parser.parse(item->event, deltas)) {
+                failure = *e;
+                break;
+            }
+            bool stop = false;
+            for (const auto& d : deltas) {
+                accumulator.add(d);
+                on_delta(d);
+                stop |= d.error.has_value();
+            }
+            if (stdout_closed) {
+                s.cancel();
+                return ok;
+            }
+            if (stop) break;
+        }
+        if (failure)
+            result = std::move(*failure);
+        else
+            result = accumulator.result();
+    } else {
+        auto response = post(call->url, call->body, headers, options);
+        if (!response) {
+            result = nous::llm::provider_error(request.provider, response.error());
+        } else {
+            result = nous::llm::parse_chat_response(request.provider, response->body);
+            if (result) on_delta(nous::llm::Delta{result->text, {}, {}, {}, {}, {}});
+        }
+    }
+    if (!result) {
+        const Error& e = result.error();
+        if (printed_any) write_out(stdout, "\n");
+        if (e.code == ErrorCode::http_status) {
+            std::cerr << "nouscli: " << e.message << "\n";
+            return exit_code_for(e);
+        }
+        std::cerr << "nouscli: " << to_string(e.code) << ": " << e.message << "\n";
+        return exit_code_for_stream(e);
+    }
+    const nous::llm::ChatResult& message = result.value();
+    if (json)
+        write_out(stdout, nous::llm::to_json(message) + "\n");
+    else
+        write_out(stdout, "\n");
+    if (message.stream_error) {
+        std::cerr << "nouscli: error in the stream: " << *message.stream_error << "\n";
+        return stream_error;
+    }
+    return ok;
+}
+
 int cmd_mock_server(int argc, char** argv) {
     po::options_description desc("nouscli mock-server [options]");
     MockServerOptions o;
@@ -322,7 +505,8 @@ int cmd_mock_server(int argc, char** argv) {
         ("nagle", "Nagle on, headers and body in separate writes")
         ("tokens", po::value(&o.stream_tokens), "tokens per completion")
         ("tokens-per-second", po::value(&o.tokens_per_second), "stream pacing (0: as fast as possible)")
-        ("first-token-ms", po::value(&first_token_ms), "latency before the first streamed token");
+        ("first-token-ms", po::value(&first_token_ms), "latency before the first streamed token")
+        ("tool-call", po::value(&o.tool_call), "chat replies call this tool (default: only when tools are offered)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -363,11 +547,13 @@ int main(int argc, char** argv) {
     // A closed stdout must not kill us: writes fail with EPIPE instead.
     std::signal(SIGPIPE, SIG_IGN);
     if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-        std::cout << "usage: nouscli post URL [options]\n       nouscli mock-server [--port N] [options]\n";
+        std::cout << "usage: nouscli post URL [options]\n       nouscli chat PROMPT --model NAME [options]\n"
+                     "       nouscli mock-server [--port N] [options]\n";
         return argc < 2 ? usage : ok;
     }
     std::string command = argv[1];
     if (command == "post") return cmd_post(argc - 1, argv + 1);
+    if (command == "chat") return cmd_chat(argc - 1, argv + 1);
     if (command == "mock-server") return cmd_mock_server(argc - 1, argv + 1);
     return usage_error("unknown command '" + command + "'");
 }

@@ -1,5 +1,7 @@
 #include "nous/http/mock_server.hpp"
 
+#include "provider_formats.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -75,8 +77,7 @@ std::string filler_json(std::size_t total, const char* kind) {
     return out;
 }
 
-std::string chunk_event(std::string_view content, bool json_escape_needed = false) {
-    (void)json_escape_needed;
+std::string chunk_event(std::string_view content) {
     std::string e = "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
                     "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
     e += content;
@@ -275,7 +276,9 @@ struct MockServer::Impl {
         return send_all(fd, frame);
     }
 
-    bool stream_completion(int fd) {
+    /// A streamed reply: the SSE events in one chunked body, paced like generation
+    /// (first-token latency, then tokens_per_second between events).
+    bool stream_events(int fd, const std::vector<std::string>& events) {
         std::string head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             "Transfer-Encoding: chunked\r\n\r\n";
@@ -284,15 +287,11 @@ struct MockServer::Impl {
         auto gap = options.tokens_per_second > 0
                        ? std::chrono::milliseconds(static_cast<long long>(1000.0 / options.tokens_per_second))
                        : std::chrono::milliseconds(0);
-        for (int i = 0; i < options.stream_tokens; ++i) {
+        for (std::size_t i = 0; i < events.size(); ++i) {
             if (i > 0 && gap.count() > 0 && !sleep_for(gap)) return false;
-            if (!write_chunk(fd, chunk_event(kWords[i % 16]))) return false;
+            if (!write_chunk(fd, events[i], /*last=*/i + 1 == events.size())) return false;
         }
-        std::string last =
-            "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
-            "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
-            "data: [DONE]\n\n";
-        return write_chunk(fd, last, /*last=*/true);
+        return events.empty() ? write_chunk(fd, "", true) : true;
     }
 
     bool firehose(int fd) {
@@ -315,7 +314,9 @@ struct MockServer::Impl {
         return write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
     }
 
-    MockResponse completion(const MockRequest& request, bool& stream) {
+    /// A chat request in `format`: the reply to send, or a 400 for a body that is not JSON.
+    MockResponse chat(mock::Format format, const MockRequest& request, const std::string& path_model, bool& stream,
+                      mock::Reply& reply) {
         rapidjson::Document doc;
         doc.Parse(request.body.c_str(), request.body.size());
         MockResponse r;
@@ -326,16 +327,51 @@ struct MockServer::Impl {
         }
         auto s = doc.FindMember("stream");
         stream = s != doc.MemberEnd() && s->value.IsBool() && s->value.GetBool();
-        std::string model = "mock-1";
-        if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString()) model = m->value.GetString();
-        std::string content;
-        for (int i = 0; i < options.stream_tokens; ++i) content += kWords[i % 16];
-        r.body = R"({"id":"chatcmpl-mock","object":"chat.completion","created":1700000000,"model":")" + model +
-                 R"(","choices":[{"index":0,"message":{"role":"assistant","content":")" + content +
-                 R"("},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":)" +
-                 std::to_string(options.stream_tokens) + R"(,"total_tokens":)" +
-                 std::to_string(options.stream_tokens + 1) + "}}";
+        reply.model = path_model.empty() ? "mock-1" : path_model;
+        if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString()) reply.model = m->value.GetString();
+        for (int i = 0; i < options.stream_tokens; ++i) reply.words.push_back(kWords[i % 16]);
+        reply.prompt_tokens = static_cast<int>(std::max<std::size_t>(1, request.body.size() / 4));
+        // A tool call when the request offers tools: the first one is called.
+        if (auto tools = doc.FindMember("tools"); tools != doc.MemberEnd() && tools->value.IsArray() &&
+                                                  !tools->value.Empty()) {
+            const auto& first = tools->value[0];
+            auto name_of = [](const rapidjson::Value& v) -> std::string {
+                if (v.IsObject())
+                    if (auto n = v.FindMember("name"); n != v.MemberEnd() && n->value.IsString()) return n->value.GetString();
+                return "";
+            };
+            if (format == mock::Format::openai && first.IsObject() && first.HasMember("function"))
+                reply.tool_name = name_of(first["function"]);
+            else if (format == mock::Format::gemini && first.IsObject() && first.HasMember("functionDeclarations") &&
+                     first["functionDeclarations"].IsArray() && !first["functionDeclarations"].Empty())
+                reply.tool_name = name_of(first["functionDeclarations"][0]);
+            else
+                reply.tool_name = name_of(first);
+        }
+        if (reply.tool_name.empty()) reply.tool_name = options.tool_call;
+        if (format == mock::Format::openai) {
+            auto so = doc.FindMember("stream_options");
+            reply.include_usage = so != doc.MemberEnd() && so->value.IsObject() && so->value.HasMember("include_usage") &&
+                                  so->value["include_usage"].IsBool() && so->value["include_usage"].GetBool();
+        }
+        r.headers.emplace_back("Content-Type", "application/json");
+        r.body = mock::whole_body(format, reply);
         return r;
+    }
+
+    /// Answers a chat request: streamed, or whole after as long as generating it would take.
+    bool answer_chat(int fd, mock::Format format, const MockRequest& request, const std::string& path_model,
+                     bool gemini_stream) {
+        bool stream = false;
+        mock::Reply reply;
+        MockResponse response = chat(format, request, path_model, stream, reply);
+        if (format == mock::Format::gemini) stream = gemini_stream;  // Gemini streams by URL, not by body
+        if (stream && response.status == 200) return stream_events(fd, mock::stream_events(format, reply));
+        auto generation = options.first_token_latency;
+        if (options.tokens_per_second > 0 && response.status == 200)
+            generation += std::chrono::milliseconds(
+                static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
+        return (generation.count() == 0 || sleep_for(generation)) && write_response(fd, response);
     }
 
     void serve(int fd) {
@@ -355,18 +391,16 @@ struct MockServer::Impl {
             if (h && h(request, response)) {
                 ok = write_response(fd, response);
             } else if (route == "/v1/chat/completions" && request.method == "POST") {
-                bool stream = false;
-                response = completion(request, stream);
-                if (stream && response.status == 200) {
-                    ok = stream_completion(fd);
-                } else {
-                    // A non-streamed completion takes as long as generating it would.
-                    auto generation = options.first_token_latency;
-                    if (options.tokens_per_second > 0)
-                        generation += std::chrono::milliseconds(
-                            static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
-                    ok = (generation.count() == 0 || sleep_for(generation)) && write_response(fd, response);
-                }
+                ok = answer_chat(fd, mock::Format::openai, request, "", false);
+            } else if (route == "/v1/messages" && request.method == "POST") {
+                ok = answer_chat(fd, mock::Format::anthropic, request, "", false);
+            } else if (route.rfind("/v1beta/models/", 0) == 0 && request.method == "POST" &&
+                       (route.find(":streamGenerateContent") != std::string::npos ||
+                        route.find(":generateContent") != std::string::npos)) {
+                const std::string rest = route.substr(std::string("/v1beta/models/").size());
+                const std::string model = rest.substr(0, rest.find(':'));
+                ok = answer_chat(fd, mock::Format::gemini, request, model,
+                                 route.find(":streamGenerateContent") != std::string::npos);
             } else if (route == "/v1/models") {
                 response.body = R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
                 ok = write_response(fd, response);

@@ -53,7 +53,7 @@ std::optional<Config> parse_config_text(std::string_view text, std::string* erro
     rapidjson::Document doc;
     std::string why;
     if (!parse_json_limited(doc, text, &why) || !doc.IsObject()) {
-        if (error) *error = why.empty() ? "not a JSON object" : why;
+        if (error) *error = "not a JSON object" + (why.empty() ? std::string() : " (" + why + ")");
         return std::nullopt;
     }
     auto str = [&](const char* key, std::optional<std::string>& out) {

@@ -51,6 +51,9 @@ struct MockServerOptions {
     std::uint64_t firehose_bytes = 100ull << 20;
     /// Close idle keep-alive connections after this long (0: never).
     std::chrono::milliseconds idle_close{0};
+    /// Chat replies (all three formats) call this tool even when the request
+    /// offers none; empty: a tool call only when the request offers tools.
+    std::string tool_call;
 };
 
 class MockServer {

@@ -1,0 +1,90 @@
+// Deltas into the final message, and the message as JSON.
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+
+#include "nous/llm/chat.hpp"
+
+namespace nous::llm {
+
+void Accumulator::add(const Delta& delta) {
+    partial_.text += delta.text;
+    for (const ToolCallDelta& piece : delta.tool_calls) {
+        auto it = std::find_if(calls_.begin(), calls_.end(), [&](const Call& c) { return c.index == piece.index; });
+        if (it == calls_.end()) {
+            calls_.push_back(Call{piece.index, {}});
+            it = std::prev(calls_.end());
+        }
+        if (!piece.id.empty()) it->call.id = piece.id;
+        if (!piece.name.empty()) it->call.name = piece.name;
+        it->call.arguments += piece.arguments;
+    }
+    if (delta.input_tokens) {
+        usage_.input_tokens = *delta.input_tokens;
+        any_usage_ = true;
+    }
+    if (delta.output_tokens) {
+        usage_.output_tokens = *delta.output_tokens;
+        any_usage_ = true;
+    }
+    if (delta.finish_reason) partial_.finish_reason = delta.finish_reason;
+    if (delta.error && !partial_.stream_error) partial_.stream_error = delta.error;
+}
+
+ChatResult Accumulator::result() const {
+    ChatResult r = partial_;
+    std::vector<Call> ordered = calls_;
+    std::stable_sort(ordered.begin(), ordered.end(), [](const Call& a, const Call& b) { return a.index < b.index; });
+    for (auto& c : ordered) {
+        ToolCall call = c.call;
+        // A call whose arguments never came (an empty input) has the empty object.
+        if (call.arguments.empty()) call.arguments = "{}";
+        r.tool_calls.push_back(std::move(call));
+    }
+    if (any_usage_) r.usage = usage_;
+    return r;
+}
+
+std::string to_json(const ChatResult& result) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    auto str = [&](const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+    w.StartObject();
+    w.Key("text");
+    str(result.text);
+    w.Key("tool_calls");
+    w.StartArray();
+    for (const auto& call : result.tool_calls) {
+        w.StartObject();
+        w.Key("id");
+        str(call.id);
+        w.Key("name");
+        str(call.name);
+        w.Key("arguments");
+        str(call.arguments);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.Key("finish_reason");
+    if (result.finish_reason)
+        str(*result.finish_reason);
+    else
+        w.Null();
+    w.Key("usage");
+    if (result.usage) {
+        w.StartObject();
+        w.Key("input_tokens");
+        w.Int64(result.usage->input_tokens);
+        w.Key("output_tokens");
+        w.Int64(result.usage->output_tokens);
+        w.EndObject();
+    } else {
+        w.Null();
+    }
+    w.EndObject();
+    return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace nous::llm

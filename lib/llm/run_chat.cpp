@@ -1,0 +1,40 @@
+// One chat request through nous_http, streamed or not.
+
+#include "nous/llm/chat.hpp"
+
+namespace nous::llm {
+
+Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
+                            const std::function<void(const Delta&)>& on_delta) {
+    auto call = build_chat_call(request);
+    if (!call) return call.error();
+    if (!request.stream) {
+        auto response = nous::http::post(call->url, call->body, call->headers, options);
+        if (!response) return provider_error(request.provider, response.error());
+        auto result = parse_chat_response(request.provider, response->body);
+        if (result && on_delta) {
+            Delta whole;
+            whole.text = result->text;
+            on_delta(whole);
+        }
+        return result;
+    }
+    nous::http::Stream stream = nous::http::stream(call->url, call->body, call->headers, options);
+    DeltaParser parser(request.provider);
+    Accumulator accumulator;
+    std::vector<Delta> deltas;
+    while (auto item = stream.next()) {
+        if (item->is_done()) break;
+        if (item->is_error()) return provider_error(request.provider, std::move(item->error));
+        deltas.clear();
+        if (auto e = parser.parse(item->event, deltas)) return *e;
+        for (const Delta& d : deltas) {
+            accumulator.add(d);
+            if (on_delta) on_delta(d);
+            if (d.error) return accumulator.result();  // the provider ended the stream with an error
+        }
+    }
+    return accumulator.result();
+}
+
+}  // namespace nous::llm

@@ -1,0 +1,48 @@
+// libFuzzer: the provider delta parsers and the accumulator. Any bytes, as an
+// SSE body of any provider and as a non-streamed response: never a crash, and
+// the same message whole or in pieces.
+
+#include <string>
+
+#include "fuzz_support.hpp"
+#include "nous/llm/chat.hpp"
+
+namespace {
+
+std::string assemble(nous::llm::Provider provider, std::string_view bytes, const std::vector<std::size_t>& cuts) {
+    auto sse = nous::http::make_sse_decoder(4096);
+    nous::llm::DeltaParser parser(provider);
+    nous::llm::Accumulator accumulator;
+    std::vector<nous::http::Event> events;
+    std::vector<nous::llm::Delta> deltas;
+    std::string verdict;
+    std::size_t pos = 0;
+    bool done = false;
+    for (std::size_t i = 0; i <= cuts.size() && !done; ++i) {
+        const std::size_t end = i < cuts.size() ? cuts[i] : bytes.size();
+        events.clear();
+        auto e = sse->feed(bytes.substr(pos, end - pos), events, done);
+        pos = end;
+        for (const auto& event : events) {
+            deltas.clear();
+            if (auto malformed = parser.parse(event, deltas)) verdict += "!";
+            for (const auto& d : deltas) accumulator.add(d);
+        }
+        if (e) return verdict + "error";
+    }
+    auto result = accumulator.result();
+    return verdict + nous::llm::to_json(result) + result.stream_error.value_or("");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic, nous::llm::Provider::gemini}) {
+        const std::string whole = assemble(provider, bytes, {});
+        const std::string split = assemble(provider, bytes, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(bytes)));
+        nous::fuzz::require(whole == split);
+        (void)nous::llm::parse_chat_response(provider, bytes);
+    }
+    return 0;
+}

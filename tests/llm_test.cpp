@@ -1,0 +1,324 @@
+// Provider helpers: request builders, the Delta parsers of the three stream
+// formats (golden fixtures written from each provider's documented stream
+// format, run whole, byte by byte and at random splits), the accumulator,
+// non-streamed responses, provider errors, and run_chat against the mock.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "nous/http/json.hpp"
+#include "nous/http/mock_server.hpp"
+#include "nous/llm/chat.hpp"
+
+using namespace nous::llm;
+using nous::http::ErrorCode;
+using nous::http::Event;
+using nous::http::MockServer;
+using nous::http::MockServerOptions;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// The SSE bytes, cut at `cuts`, through the SSE decoder, the provider's
+/// DeltaParser and the Accumulator: to_json(message) + "\n" + stream error + "\n".
+std::string run_fixture(Provider provider, std::string_view bytes, const std::vector<std::size_t>& cuts) {
+    auto sse = nous::http::make_sse_decoder();
+    DeltaParser parser(provider);
+    Accumulator accumulator;
+    std::vector<Event> events;
+    std::vector<Delta> deltas;
+    std::size_t pos = 0;
+    bool done = false;
+    for (std::size_t i = 0; i <= cuts.size() && !done; ++i) {
+        const std::size_t end = i < cuts.size() ? cuts[i] : bytes.size();
+        events.clear();
+        auto e = sse->feed(bytes.substr(pos, end - pos), events, done);
+        pos = end;
+        REQUIRE_FALSE(e);
+        for (const Event& event : events) {
+            deltas.clear();
+            auto malformed = parser.parse(event, deltas);
+            REQUIRE_FALSE(malformed);
+            for (const Delta& d : deltas) accumulator.add(d);
+        }
+    }
+    ChatResult result = accumulator.result();
+    return to_json(result) + "\n" + result.stream_error.value_or("") + "\n";
+}
+
+Provider provider_of(const std::string& name) {
+    if (name.rfind("anthropic", 0) == 0) return Provider::anthropic;
+    if (name.rfind("gemini", 0) == 0) return Provider::gemini;
+    return Provider::openai;
+}
+
+}  // namespace
+
+TEST_CASE("provider stream fixtures assemble the same message whole, byte by byte and at random splits") {
+    std::mt19937 rng(0x5eed);
+    int fixtures = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
+        if (entry.path().extension() != ".sse") continue;
+        const std::string name = entry.path().stem().string();
+        CAPTURE(name);
+        const std::string bytes = slurp(entry.path());
+        auto expect_path = entry.path();
+        expect_path.replace_extension(".expect");
+        const std::string expected = slurp(expect_path);
+        const Provider provider = provider_of(name);
+        CHECK(run_fixture(provider, bytes, {}) == expected);
+        std::vector<std::size_t> every;
+        for (std::size_t i = 1; i < bytes.size(); ++i) every.push_back(i);
+        CHECK(run_fixture(provider, bytes, every) == expected);
+        for (int round = 0; round < 20; ++round) {
+            std::vector<std::size_t> cuts;
+            for (std::size_t i = 1; i < bytes.size(); ++i)
+                if (rng() % 13 == 0) cuts.push_back(i);
+            CHECK(run_fixture(provider, bytes, cuts) == expected);
+        }
+        ++fixtures;
+    }
+    CHECK(fixtures == 8);
+}
+
+TEST_CASE("the OpenAI builder's body is the documented request for the same chat") {
+    // The chat completions reference's first example.
+    ChatRequest request;
+    request.model = "gpt-4o";
+    request.system = "You are a helpful assistant.";
+    request.messages = {{"user", "Hello!"}};
+    request.stream = false;
+    request.api_key = "sk-test";
+    auto call = build_chat_call(request);
+    REQUIRE(call.ok());
+    CHECK(call->url == "https://api.openai.com/v1/chat/completions");
+    auto ours = nous::http::parse_json(call->body);
+    auto documented = nous::http::parse_json(R"({
+        "model": "gpt-4o",
+        "messages": [
+          {"role": "system", "content": "You are a helpful assistant."},
+          {"role": "user", "content": "Hello!"}
+        ]
+      })");
+    REQUIRE(ours.ok());
+    REQUIRE(documented.ok());
+    CHECK(*ours.value() == *documented.value());
+    CHECK(call->headers == nous::http::Headers{{"Content-Type", "application/json"},
+                                               {"authorization", "Bearer sk-test"}});
+}
+
+TEST_CASE("a streamed OpenAI request asks for usage, and tools, max tokens and temperature are written per provider") {
+    ChatRequest request;
+    request.model = "m";
+    request.messages = {{"user", "hi"}, {"assistant", "hello"}, {"user", "weather?"}};
+    request.max_tokens = 50;
+    request.temperature = 0.5;
+    request.tools.push_back({"get_weather", "The weather", R"({"type":"object","properties":{"city":{"type":"string"}}})"});
+    request.api_key = "k";
+
+    auto openai = build_chat_call(request);
+    REQUIRE(openai.ok());
+    auto o = nous::http::parse_json(openai->body);
+    REQUIRE(o.ok());
+    const auto& ob = *o.value();
+    CHECK(ob["stream"].GetBool());
+    CHECK(ob["stream_options"]["include_usage"].GetBool());
+    CHECK(ob["max_tokens"].GetInt() == 50);
+    CHECK(ob["temperature"].GetDouble() == 0.5);
+    CHECK(std::string(ob["tools"][0]["type"].GetString()) == "function");
+    CHECK(std::string(ob["tools"][0]["function"]["name"].GetString()) == "get_weather");
+    CHECK(ob["tools"][0]["function"]["parameters"]["properties"].HasMember("city"));
+
+    request.provider = Provider::anthropic;
+    request.system = "Be brief.";
+    auto anthropic = build_chat_call(request);
+    REQUIRE(anthropic.ok());
+    CHECK(anthropic->url == "https://api.anthropic.com/v1/messages");
+    CHECK(anthropic->headers == nous::http::Headers{{"Content-Type", "application/json"},
+                                                    {"x-api-key", "k"},
+                                                    {"anthropic-version", "2023-06-01"}});
+    auto a = nous::http::parse_json(anthropic->body);
+    REQUIRE(a.ok());
+    const auto& ab = *a.value();
+    CHECK(std::string(ab["system"].GetString()) == "Be brief.");
+    CHECK(ab["max_tokens"].GetInt() == 50);
+    CHECK(ab["messages"].Size() == 3);
+    CHECK(std::string(ab["tools"][0]["name"].GetString()) == "get_weather");
+    CHECK(ab["tools"][0].HasMember("input_schema"));
+
+    request.max_tokens.reset();
+    auto anthropic_default = build_chat_call(request);
+    auto ad = nous::http::parse_json(anthropic_default->body);
+    CHECK((*ad.value())["max_tokens"].GetInt() == 1024);  // the Messages API requires one
+
+    request.provider = Provider::gemini;
+    request.base_url = "http://127.0.0.1:9/v1beta/";
+    auto gemini = build_chat_call(request);
+    REQUIRE(gemini.ok());
+    CHECK(gemini->url == "http://127.0.0.1:9/v1beta/models/m:streamGenerateContent?alt=sse");
+    CHECK(gemini->headers[1] == std::pair<std::string, std::string>{"x-goog-api-key", "k"});
+    auto g = nous::http::parse_json(gemini->body);
+    REQUIRE(g.ok());
+    const auto& gb = *g.value();
+    CHECK(std::string(gb["contents"][1]["role"].GetString()) == "model");
+    CHECK(std::string(gb["systemInstruction"]["parts"][0]["text"].GetString()) == "Be brief.");
+    CHECK(gb["generationConfig"]["temperature"].GetDouble() == 0.5);
+    CHECK(std::string(gb["tools"][0]["functionDeclarations"][0]["name"].GetString()) == "get_weather");
+    request.stream = false;
+    CHECK(build_chat_call(request)->url == "http://127.0.0.1:9/v1beta/models/m:generateContent");
+}
+
+TEST_CASE("a chat request without a model or with a schema that is not an object is invalid_argument") {
+    ChatRequest request;
+    auto none = build_chat_call(request);
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.error().code == ErrorCode::invalid_argument);
+    request.model = "m";
+    request.tools.push_back({"t", "", "[1,2]"});
+    auto bad = build_chat_call(request);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("a malformed or deeply nested provider event is an error value, never a throw") {
+    for (Provider p : {Provider::openai, Provider::anthropic, Provider::gemini}) {
+        DeltaParser parser(p);
+        std::vector<Delta> out;
+        Event bad;
+        bad.data = "{not json";
+        auto e = parser.parse(bad, out);
+        REQUIRE(e);
+        CHECK(e->code == ErrorCode::protocol);
+        Event deep;
+        deep.data = std::string(100000, '[');
+        CHECK(parser.parse(deep, out));
+        Event keepalive;
+        keepalive.data = "";
+        CHECK_FALSE(parser.parse(keepalive, out));
+        CHECK(out.empty());
+    }
+}
+
+TEST_CASE("non-streamed responses give the same message") {
+    auto openai = parse_chat_response(Provider::openai, R"({"id":"x","choices":[{"index":0,"message":{"role":"assistant",
+        "content":"Hi","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
+        "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}})");
+    REQUIRE(openai.ok());
+    CHECK(to_json(openai.value()) ==
+          R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4}})");
+    auto anthropic = parse_chat_response(Provider::anthropic, R"({"id":"msg","type":"message","role":"assistant",
+        "content":[{"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],
+        "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}})");
+    REQUIRE(anthropic.ok());
+    CHECK(to_json(anthropic.value()) ==
+          R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}})");
+    auto gemini = parse_chat_response(Provider::gemini, R"({"candidates":[{"content":{"parts":[{"text":"Yes"}],
+        "role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2}})");
+    REQUIRE(gemini.ok());
+    CHECK(to_json(gemini.value()) ==
+          R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2}})");
+    auto not_json = parse_chat_response(Provider::openai, "<html>");
+    REQUIRE_FALSE(not_json.ok());
+    CHECK(not_json.error().code == ErrorCode::protocol);
+}
+
+TEST_CASE("provider error bodies become the provider's own words") {
+    auto make = [](int status, std::string body) {
+        nous::http::Error e(ErrorCode::http_status, "HTTP " + std::to_string(status));
+        e.status = status;
+        e.body = std::move(body);
+        return e;
+    };
+    CHECK(provider_error(Provider::openai,
+                         make(401, R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}})"))
+              .message == "HTTP 401: Incorrect API key provided");
+    CHECK(provider_error(Provider::anthropic,
+                         make(529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"))
+              .message == "HTTP 529: Overloaded (overloaded_error)");
+    CHECK(provider_error(Provider::gemini, make(400, R"([{"error":{"code":400,"message":"API key not valid.",
+        "status":"INVALID_ARGUMENT"}}])")).message == "HTTP 400: API key not valid. (INVALID_ARGUMENT)");
+    // Not JSON: the generic message stays, the body is kept.
+    auto html = provider_error(Provider::openai, make(502, "<html>bad gateway</html>"));
+    CHECK(html.message == "HTTP 502");
+    CHECK(html.body == "<html>bad gateway</html>");
+    CHECK(html.code == ErrorCode::http_status);
+}
+
+TEST_CASE("run_chat against the mock server: text, a tool call and usage in all three formats, streamed and not") {
+    MockServerOptions o;
+    o.stream_tokens = 5;
+    MockServer server(o);
+    server.start();
+    for (Provider p : {Provider::openai, Provider::anthropic, Provider::gemini}) {
+        for (bool stream : {true, false}) {
+            CAPTURE(to_string(p), stream);
+            ChatRequest request;
+            request.provider = p;
+            request.base_url = server.base_url() + (p == Provider::gemini ? "/v1beta" : "/v1");
+            request.api_key = "k";
+            request.model = "mock-model";
+            request.messages = {{"user", "weather in Paris?"}};
+            request.stream = stream;
+            request.tools.push_back({"get_weather", "", R"({"type":"object","properties":{"city":{"type":"string"}}})"});
+            std::string streamed_text;
+            nous::http::Options options;
+            options.max_retries = 0;
+            auto result = run_chat(request, options, [&](const Delta& d) { streamed_text += d.text; });
+            REQUIRE(result.ok());
+            CHECK(result->text == "Hello from the nous-http");
+            CHECK(streamed_text == result->text);
+            REQUIRE(result->tool_calls.size() == 1);
+            CHECK(result->tool_calls[0].name == "get_weather");
+            auto args = nous::http::parse_json(result->tool_calls[0].arguments);
+            REQUIRE(args.ok());
+            CHECK(std::string((*args.value())["city"].GetString()) == "Paris");
+            REQUIRE(result->usage);
+            CHECK(result->usage->output_tokens > 0);
+            CHECK(result->finish_reason);
+        }
+    }
+}
+
+TEST_CASE("run_chat: a 4xx is http_status with the provider's message, an in-stream error ends the stream") {
+    MockServer server;
+    server.set_handler([](const nous::http::MockRequest& req, nous::http::MockResponse& res) {
+        if (req.target == "/v1/messages") {
+            res.status = 401;
+            res.body = R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})";
+        } else {
+            res.headers.emplace_back("Content-Type", "text/event-stream");
+            res.body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Par\"}}]}\n\n"
+                       "data: {\"error\":{\"message\":\"upstream died\"}}\n\n"
+                       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"NOT SEEN\"}}]}\n\n";
+        }
+        return true;
+    });
+    server.start();
+    ChatRequest request;
+    request.provider = Provider::anthropic;
+    request.base_url = server.base_url() + "/v1";
+    request.model = "m";
+    request.messages = {{"user", "hi"}};
+    nous::http::Options options;
+    options.max_retries = 0;
+    auto denied = run_chat(request, options);
+    REQUIRE_FALSE(denied.ok());
+    CHECK(denied.error().code == ErrorCode::http_status);
+    CHECK(denied.error().status == 401);
+    CHECK(denied.error().message == "HTTP 401: invalid x-api-key (authentication_error)");
+    request.provider = Provider::openai;
+    auto broken = run_chat(request, options);
+    REQUIRE(broken.ok());
+    CHECK(broken->text == "Par");
+    CHECK(broken->stream_error == std::optional<std::string>("upstream died"));
+}
