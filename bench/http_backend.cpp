@@ -1,19 +1,34 @@
-// bench/http_backend: the brief's localhost scenarios against the in-process
-// mock server (default: a Benchee-like table for every client and scenario),
-// or against any server with --url-base (one JSON line per run).
+// bench/http_backend: the Nous report's localhost scenarios against the
+// in-process mock server (default: a Benchee-like table for every client and
+// scenario), or against any server with --url-base (one JSON line per run).
 //
-// Clients: nous-pooled (the library), and two references written as a careful
+// Clients: nous-pooled (the library), and references written as a careful
 // user would: ref-poco (HTTP/1.1 keep-alive, one session per thread, bulk
-// reads) and ref-curl (one reused easy handle per thread, TCP_NODELAY on).
+// reads), ref-curl (one reused easy handle per thread, TCP_NODELAY on), and
+// ref-raw, the limit: a raw keep-alive socket, one sendmsg per request, recv
+// into a 64 KiB buffer, events split with memchr.
+//
+// Checks cost no more than a peer's: status, exact length, memcmp against the
+// first response (streams: event count and data bytes). Allocations are
+// counted (global operator new) and reported per iteration.
 
 #include <Poco/Net/HTTPClientSession.h>
 #include <Poco/Net/HTTPRequest.h>
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/Net/NetException.h>
 #include <Poco/URI.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
+#include <cstring>
+#include <new>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
@@ -42,16 +57,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::uint64_t fnv1a(std::string_view s) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
-
-/// Status 200, the expected length, the expected hash: anything else aborts the run.
+/// Status 200, the expected length, the same bytes as the first response:
+/// anything else aborts the run. A memcmp: no costlier than a peer's check.
 struct Expect {
-    std::size_t length = 0;
-    std::uint64_t hash = 0;
+    std::string body;
 };
 
 [[noreturn]] void abort_run(const std::string& why) {
@@ -61,8 +70,9 @@ struct Expect {
 
 void check(int status, const std::string& body, const Expect& e) {
     if (status != 200) abort_run("status " + std::to_string(status));
-    if (body.size() != e.length) abort_run("length " + std::to_string(body.size()) + " != " + std::to_string(e.length));
-    if (fnv1a(body) != e.hash) abort_run("body hash differs");
+    if (body.size() != e.body.size())
+        abort_run("length " + std::to_string(body.size()) + " != " + std::to_string(e.body.size()));
+    if (std::memcmp(body.data(), e.body.data(), body.size()) != 0) abort_run("body differs from the first response");
 }
 
 // ---- clients: one instance per worker thread ----
@@ -91,8 +101,8 @@ struct NousClient : Client {
     }
 };
 
-/// The stream API: every event decoded; the "body" is a digest of the events
-/// (count and bytes), so the same check (length + hash) applies.
+/// The stream API: every event decoded; the "body" is the event count and data
+/// bytes, so the same check applies.
 struct NousStreamClient : Client {
     nous::http::Options options;
     NousStreamClient(bool nodelay, const std::string& stream_backend) {
@@ -102,7 +112,7 @@ struct NousStreamClient : Client {
     }
     int post(const std::string& url, const std::string& body, std::string& out) override {
         nous::http::Stream s = nous::http::stream(url, body, {}, options);
-        std::uint64_t events = 0, bytes = 0, digest = 1469598103934665603ull;
+        std::uint64_t events = 0, bytes = 0;
         bool done = false;
         while (auto item = s.next()) {
             if (item->is_error()) {
@@ -115,10 +125,9 @@ struct NousStreamClient : Client {
             }
             ++events;
             bytes += item->event.data.size();
-            digest = (digest ^ fnv1a(item->event.data)) * 1099511628211ull;
         }
         if (!done) abort_run("stream ended without [DONE]");
-        out = std::to_string(events) + " events, " + std::to_string(bytes) + " bytes, digest " + std::to_string(digest);
+        out = std::to_string(events) + " events, " + std::to_string(bytes) + " bytes";
         return 200;
     }
 };
@@ -150,8 +159,15 @@ struct PocoClient : Client {
                 Poco::Net::HTTPResponse response;
                 std::istream& is = session->receiveResponse(response);
                 auto length = response.getContentLength();
-                out.resize(length > 0 ? static_cast<std::size_t>(length) : 0);
-                if (length > 0) is.read(out.data(), length);  // bulk read into a sized buffer
+                if (length >= 0) {
+                    out.resize(static_cast<std::size_t>(length));
+                    if (length > 0) is.read(out.data(), length);  // bulk read into a sized buffer
+                } else {
+                    out.clear();  // chunked: read to the end of the body
+                    char piece[16384];
+                    while (is.read(piece, sizeof piece) || is.gcount() > 0)
+                        out.append(piece, static_cast<std::size_t>(is.gcount()));
+                }
                 return response.getStatus();
             } catch (const Poco::Exception& e) {
                 session->reset();
@@ -195,12 +211,165 @@ struct CurlClient : Client {
 };
 #endif
 
+/// The limit: a raw keep-alive socket. One sendmsg per request; recv into a
+/// 64 KiB buffer; Content-Length or chunked framing; for event streams, lines
+/// split with memchr, events and data bytes counted, up to [DONE].
+struct RawClient : Client {
+    int fd = -1;
+    std::string origin;
+    bool nodelay;
+    bool events_mode;
+    std::unique_ptr<char[]> buffer{new char[65536]};
+    std::size_t have = 0, used = 0;
+    RawClient(bool nd, bool streamed) : nodelay(nd), events_mode(streamed) {}
+    ~RawClient() override {
+        if (fd >= 0) ::close(fd);
+    }
+    void connect_to(const Poco::URI& uri) {
+        if (fd >= 0) ::close(fd);
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(uri.getPort());
+        ::inet_pton(AF_INET, uri.getHost() == "localhost" ? "127.0.0.1" : uri.getHost().c_str(), &addr.sin_addr);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) abort_run("ref-raw: connect");
+        int one = nodelay ? 1 : 0;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        have = used = 0;
+    }
+    bool fill() {
+        if (used == have) have = used = 0;
+        ssize_t n = ::recv(fd, buffer.get() + have, 65536 - have, 0);
+        if (n <= 0) return false;
+        have += static_cast<std::size_t>(n);
+        return true;
+    }
+    /// The next line (without CRLF) of the head or of chunk framing.
+    std::string line() {
+        for (;;) {
+            if (const void* nl = std::memchr(buffer.get() + used, '\n', have - used)) {
+                const char* end = static_cast<const char*>(nl);
+                std::string out(static_cast<const char*>(buffer.get() + used), end);
+                used = static_cast<std::size_t>(end - buffer.get()) + 1;
+                if (!out.empty() && out.back() == '\r') out.pop_back();
+                return out;
+            }
+            if (used > 0) {  // keep the partial line at the front
+                std::memmove(buffer.get(), buffer.get() + used, have - used);
+                have -= used;
+                used = 0;
+            }
+            if (!fill()) abort_run("ref-raw: connection closed");
+        }
+    }
+    // Event counting across reads: the partial line carried over.
+    std::string carry;
+    std::uint64_t events = 0, bytes = 0;
+    bool in_event = false, done = false;
+    void scan(const char* p, std::size_t n) {
+        while (n > 0 && !done) {
+            const char* nl = static_cast<const char*>(std::memchr(p, '\n', n));
+            if (!nl) {
+                carry.append(p, n);
+                return;
+            }
+            std::string_view l;
+            if (!carry.empty()) {
+                carry.append(p, static_cast<std::size_t>(nl - p));
+                l = carry;
+            } else {
+                l = std::string_view(p, static_cast<std::size_t>(nl - p));
+            }
+            if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+            if (l.empty()) {
+                if (in_event) ++events;
+                in_event = false;
+            } else if (l.rfind("data: ", 0) == 0) {
+                if (l == "data: [DONE]") done = true;
+                else {
+                    bytes += l.size() - 6;
+                    in_event = true;
+                }
+            }
+            carry.clear();
+            n -= static_cast<std::size_t>(nl - p) + 1;
+            p = nl + 1;
+        }
+    }
+    void body_bytes(const char* p, std::size_t n, std::string& out) {
+        if (events_mode) scan(p, n);
+        else out.append(p, n);
+    }
+    int post(const std::string& url, const std::string& body, std::string& out) override {
+        Poco::URI uri(url);
+        const std::string o = uri.getHost() + ":" + std::to_string(uri.getPort());
+        if (fd < 0 || o != origin) {
+            connect_to(uri);
+            origin = o;
+        }
+        const std::string head = "POST " + uri.getPathAndQuery() + " HTTP/1.1\r\nHost: " + o +
+                                 "\r\nContent-Type: application/json\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\n\r\n";
+        iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 2;
+        if (::sendmsg(fd, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(head.size() + body.size()))
+            abort_run("ref-raw: short send");
+        out.clear();
+        events = bytes = 0;
+        in_event = done = false;
+        carry.clear();
+        const std::string status_line = line();
+        const int status = std::atoi(status_line.c_str() + 9);
+        long long length = -1;
+        bool chunked = false;
+        for (std::string h = line(); !h.empty(); h = line()) {
+            for (auto& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (h.rfind("content-length:", 0) == 0) length = std::atoll(h.c_str() + 15);
+            if (h.rfind("transfer-encoding:", 0) == 0 && h.find("chunked") != std::string::npos) chunked = true;
+        }
+        if (!chunked) {
+            if (length > 0 && !events_mode) out.reserve(static_cast<std::size_t>(length));
+            long long left = length;
+            while (left > 0) {
+                if (used == have && !fill()) abort_run("ref-raw: body cut");
+                const std::size_t take = std::min<std::size_t>(have - used, static_cast<std::size_t>(left));
+                body_bytes(buffer.get() + used, take, out);
+                used += take;
+                left -= static_cast<long long>(take);
+            }
+        } else {
+            for (;;) {
+                const long long size = std::strtoll(line().c_str(), nullptr, 16);
+                if (size == 0) {
+                    line();  // the empty line after the last chunk
+                    break;
+                }
+                long long left = size;
+                while (left > 0) {
+                    if (used == have && !fill()) abort_run("ref-raw: chunk cut");
+                    const std::size_t take = std::min<std::size_t>(have - used, static_cast<std::size_t>(left));
+                    body_bytes(buffer.get() + used, take, out);
+                    used += take;
+                    left -= static_cast<long long>(take);
+                }
+                line();  // CRLF after the chunk
+            }
+        }
+        if (events_mode) out = std::to_string(events) + " events, " + std::to_string(bytes) + " bytes";
+        return status;
+    }
+};
+
 std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
     if (name == "nous-pooled") return std::make_unique<NousClient>(nodelay, "pooled");
     if (name == "nous-curl") return std::make_unique<NousClient>(nodelay, "curl");
     if (name == "nous-window") return std::make_unique<NousStreamClient>(nodelay, "window");
     if (name == "nous-pull") return std::make_unique<NousStreamClient>(nodelay, "pull");
     if (name == "ref-poco") return std::make_unique<PocoClient>(nodelay);
+    if (name == "ref-raw") return std::make_unique<RawClient>(nodelay, false);
+    if (name == "ref-raw-events") return std::make_unique<RawClient>(nodelay, true);
 #ifdef NOUS_BENCH_HAVE_CURL
     if (name == "ref-curl") return std::make_unique<CurlClient>(nodelay);
 #endif
@@ -225,6 +394,7 @@ const std::vector<Scenario>& scenarios() {
         {"large_body", 10, 1, "/large", 256 * 1024},
         {"large_seq", 1, 10, "/large", 1024},
         {"sse_firehose", 1, 1, "/sse100m", 64, true},
+        {"chunked_1m", 1, 1, "/chunked1m", 1024},  // own servers only: 1,000 chunks of 1,000 bytes
     };
     return all;
 }
@@ -240,6 +410,7 @@ struct Stats {
     double seconds = 0;
     long peak_rss_kb = 0;
     double bytes_per_iteration = 0, events_per_iteration = 0;  ///< streamed scenarios
+    double allocated_per_iteration = 0;  ///< bytes allocated (operator new), process-wide
     double ips() const { return ms.empty() ? 0 : static_cast<double>(ms.size()) / seconds; }
     double pct(double p) const {
         if (ms.empty()) return 0;
@@ -269,11 +440,11 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
         auto c = make_client(client_name, nodelay);
         int status = c->post(url, body, probe);
         if (status != 200) abort_run("probe status " + std::to_string(status));
-        expect = {probe.size(), fnv1a(probe)};
+        expect = {probe};
     }
     Stats stats;
     if (sc.streamed) {
-        // probe = "<events> events, <bytes> bytes, digest <d>"
+        // probe = "<events> events, <bytes> bytes"
         stats.events_per_iteration = std::stod(probe);
         stats.bytes_per_iteration = std::stod(probe.substr(probe.find(", ") + 2));
     }
@@ -311,6 +482,7 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
     auto warm_until = Clock::now() + std::chrono::duration<double>(warmup_s);
     while (Clock::now() < warm_until) iterate();
     nous::bench::reset_peak_rss();
+    const std::uint64_t allocated_before = nous::bench::allocated_bytes();
     auto t0 = Clock::now();
     auto until = t0 + std::chrono::duration<double>(seconds);
     while (Clock::now() < until) {
@@ -320,6 +492,9 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
     }
     stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     stats.peak_rss_kb = nous::bench::peak_rss_kb();
+    if (!stats.ms.empty())
+        stats.allocated_per_iteration =
+            static_cast<double>(nous::bench::allocated_bytes() - allocated_before) / static_cast<double>(stats.ms.size());
     if (workers > 1) {
         stop = true;
         start.arrive_and_wait();
@@ -329,8 +504,9 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
 }
 
 void print_json(const std::string& client, const std::string& scenario, const Stats& s) {
-    std::printf("{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"n\":%zu",
-                client.c_str(), scenario.c_str(), s.ips(), s.pct(0.5), s.pct(0.99), s.ms.size());
+    std::printf("{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"n\":%zu,"
+                "\"alloc_bytes\":%.0f",
+                client.c_str(), scenario.c_str(), s.ips(), s.pct(0.5), s.pct(0.99), s.ms.size(), s.allocated_per_iteration);
     if (s.bytes_per_iteration > 0)
         std::printf(",\"mib_s\":%.1f,\"events_s\":%.0f,\"peak_rss_kb\":%ld", s.ips() * s.bytes_per_iteration / 1048576.0,
                     s.ips() * s.events_per_iteration, s.peak_rss_kb);
@@ -339,10 +515,10 @@ void print_json(const std::string& client, const std::string& scenario, const St
 }
 
 void print_row(const std::string& client, const std::string& scenario, const Stats& s) {
-    std::printf("%-13s %-13s %10.1f %9.4f %7.1f%% %9.4f %9.4f %9.4f %9.4f %8zu %9ld\n", client.c_str(),
+    std::printf("%-13s %-13s %10.1f %9.4f %7.1f%% %9.4f %9.4f %9.4f %9.4f %8zu %9ld %11.0f\n", client.c_str(),
                 scenario.c_str(), s.ips(), s.mean(), s.deviation_pct(), s.pct(0.5), s.pct(0.99),
                 *std::min_element(s.ms.begin(), s.ms.end()), *std::max_element(s.ms.begin(), s.ms.end()),
-                s.ms.size(), s.peak_rss_kb);
+                s.ms.size(), s.peak_rss_kb, s.allocated_per_iteration);
     std::fflush(stdout);
 }
 
@@ -355,13 +531,15 @@ int main(int argc, char** argv) {
     po::options_description desc("http_backend [options]");
     desc.add_options()("help,h", "help")
         ("url-base", po::value(&url_base), "run against this server; prints one JSON line")
-        ("scenario", po::value(&scenario), "small_post|parallel_50|large_body|large_seq|nagle (default: all)")
+        ("scenario", po::value(&scenario),
+         "small_post|parallel_50|large_body|large_seq|sse_firehose|chunked_1m|nagle (default: all)")
         ("seconds", po::value(&seconds), "measurement time per run (default 10)")
         ("warmup", po::value(&warmup), "warm-up time per run (default 2)")
         ("nodelay", po::value(&nodelay), "TCP_NODELAY on the client: 1 or 0")
         ("backend", po::value(&backend), "nous post backend: pooled|curl")
         ("stream-backend", po::value(&stream_backend), "nous stream backend (streaming scenarios)")
-        ("client", po::value(&client), "nous-pooled|nous-curl|ref-poco|ref-curl (default: nous-<backend>)");
+        ("client", po::value(&client),
+         "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events (default: nous-<backend>)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -385,7 +563,8 @@ int main(int argc, char** argv) {
                 print_json(client, sc.name, run(client, sc, url_base, nodelay != 0, warmup, seconds));
                 return 0;
             }
-        std::cerr << "http_backend: --url-base needs --scenario small_post|parallel_50|large_body|large_seq|sse_firehose\n";
+        std::cerr << "http_backend: --url-base needs --scenario small_post|parallel_50|large_body|large_seq|sse_firehose|"
+                     "chunked_1m\n";
         return 2;
     }
 
@@ -394,22 +573,23 @@ int main(int argc, char** argv) {
     clients.push_back("nous-curl");
 #endif
     clients.push_back("ref-poco");
+    clients.push_back("ref-raw");
 #ifdef NOUS_BENCH_HAVE_CURL
     clients.push_back("ref-curl");
 #endif
     if (!client.empty()) clients = {client};
     nous::http::MockServer server;
     server.start();
-    std::printf("# in-process mock server, warm-up %.1f s, measurement %.1f s per row; memory = peak RSS of the "
-                "whole process (KiB)\n",
+    std::printf("# in-process mock server, warm-up %.1f s, measurement %.1f s per row; rss_kb = peak RSS of the "
+                "whole process (KiB); alloc_bytes = bytes allocated per iteration (process-wide)\n",
                 warmup, seconds);
-    std::printf("%-13s %-13s %10s %9s %8s %9s %9s %9s %9s %8s %9s\n", "client", "scenario", "ips", "avg_ms", "dev",
-                "median_ms", "p99_ms", "min_ms", "max_ms", "n", "rss_kb");
+    std::printf("%-13s %-13s %10s %9s %8s %9s %9s %9s %9s %8s %9s %11s\n", "client", "scenario", "ips", "avg_ms", "dev",
+                "median_ms", "p99_ms", "min_ms", "max_ms", "n", "rss_kb", "alloc_bytes");
     for (const auto& sc : scenarios()) {
         if (!scenario.empty() && scenario != sc.name) continue;
         if (sc.streamed) {
             // The stream API only: every event decoded. The reference clients have no stream parser.
-            for (const char* c : {"nous-window", "nous-pull"}) {
+            for (const char* c : {"nous-window", "nous-pull", "ref-raw-events"}) {
                 if (!client.empty() && client != c) continue;
                 Stats st = run(c, sc, server.base_url(), nodelay != 0, warmup, seconds);
                 print_row(c, sc.name, st);
@@ -435,3 +615,4 @@ int main(int argc, char** argv) {
     }
     return 0;
 }
+

@@ -294,6 +294,18 @@ struct MockServer::Impl {
         return events.empty() ? write_chunk(fd, "", true) : true;
     }
 
+    /// 1,000 chunks of 1,000 bytes (Finch's body-accumulation case), framed in one write.
+    bool chunked_1m(int fd) {
+        static const std::string body = [] {
+            std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                              "Transfer-Encoding: chunked\r\n\r\n";
+            const std::string data(1000, 'c');
+            for (int i = 0; i < 1000; ++i) out += "3e8\r\n" + data + "\r\n";
+            return out + "0\r\n\r\n";
+        }();
+        return send_all(fd, body);
+    }
+
     bool firehose(int fd) {
         std::string head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -408,6 +420,8 @@ struct MockServer::Impl {
                 ok = write_response(fd, 200, {}, small_body_ref());
             } else if (route == "/large") {
                 ok = write_response(fd, 200, {}, large_body_ref());
+            } else if (route == "/chunked1m") {
+                ok = chunked_1m(fd);
             } else if (route == "/sse100m") {
                 ok = firehose(fd);
             } else if (route == "/echo") {
