@@ -114,10 +114,11 @@ struct NousStreamClient : Client {
         nous::http::Stream s = nous::http::stream(url, body, {}, options);
         std::uint64_t events = 0, bytes = 0;
         bool done = false;
-        while (auto item = s.next()) {
+        // The zero-copy path: every event decoded, none copied.
+        while (auto item = s.next_view()) {
             if (item->is_error()) {
-                if (item->error.code == nous::http::ErrorCode::http_status) return item->error.status;
-                abort_run(std::string(nous::http::to_string(item->error.code)) + ": " + item->error.message);
+                if (item->error->code == nous::http::ErrorCode::http_status) return item->error->status;
+                abort_run(std::string(nous::http::to_string(item->error->code)) + ": " + item->error->message);
             }
             if (item->is_done()) {
                 done = true;

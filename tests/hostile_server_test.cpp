@@ -248,12 +248,12 @@ TEST_CASE("the pool keeps at most max_idle connections of an origin") {
     configure(config);
     std::atomic<int> open{0};
     std::atomic<int> answered{0};
-    std::atomic<bool> release{false};
     FaultServer server([&](Peer& peer, std::uint64_t) {
         ++open;
         while (peer.read_request()) {
+            // Hold every answer until all five requests are in: five connections at once.
             ++answered;
-            while (!release.load() && answered.load() < 5) std::this_thread::sleep_for(1ms);
+            while (answered.load() < 5) std::this_thread::sleep_for(1ms);
             peer.send(ok_response("hi"));
         }
         --open;
@@ -264,10 +264,10 @@ TEST_CASE("the pool keeps at most max_idle connections of an origin") {
         callers.emplace_back([&] {
             if (post(server.url(), "{}", {}, no_retry()).ok()) ++succeeded;  // Catch asserts on the main thread only
         });
-    release = true;
     for (auto& t : callers) t.join();
     configure(Config{});
     CHECK(succeeded.load() == 5);
+    CHECK(server.connections() == 5);
     CHECK(wait_until([&] { return open.load() <= 2; }));
     CHECK(open.load() == 2);
 }

@@ -349,3 +349,55 @@ TEST_CASE("a custom decoder is used when given") {
     REQUIRE(items.size() == 1);
     CHECK(items[0].event.data == "SHOUT");
 }
+
+TEST_CASE("next_view gives the same items as next, without a copy, however the body is cut") {
+    const std::string backend = GENERATE("window", "pull");
+    const std::string events = "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n" "data: line1\ndata: line2\n\n"
+                               ": comment\nid\nretry: 50\ndata: \"q\"\n\n" "data: " + std::string(5000, 'z') +
+                               "\n\n" "data: [DONE]\n\n";
+    for (std::size_t piece : {std::size_t(1), std::size_t(7), std::size_t(1 << 20)}) {
+        CAPTURE(backend, piece);
+        FaultServer server([&](Peer& peer, std::uint64_t) {
+            while (peer.read_request()) {
+                std::string out = kSseHead;
+                for (std::size_t i = 0; i < events.size(); i += piece) out += chunk(events.substr(i, piece));
+                peer.send(out + "0\r\n\r\n");
+            }
+        });
+        Options o;
+        o.max_retries = 0;
+        o.stream_backend = backend;
+        Stream owning = stream(server.url(), "{}", {}, o);
+        std::vector<StreamItem> want;
+        while (auto item = owning.next()) want.push_back(std::move(*item));
+        Stream viewing = stream(server.url(), "{}", {}, o);
+        std::vector<StreamItem> got;
+        while (auto view = viewing.next_view()) {
+            StreamItem copy;
+            copy.kind = view->kind;
+            if (view->is_event()) {
+                copy.event.type.assign(view->event.type);
+                copy.event.data.assign(view->event.data);
+                copy.event.id = view->event.id_view();
+                copy.event.retry = view->event.retry;
+            }
+            got.push_back(std::move(copy));
+        }
+        REQUIRE(want.size() == 5);
+        REQUIRE(got.size() == want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            CHECK(got[i].kind == want[i].kind);
+            CHECK(got[i].event.type == want[i].event.type);
+            CHECK(got[i].event.data == want[i].event.data);
+            CHECK(got[i].event.id == want[i].event.id);
+            CHECK(got[i].event.retry == want[i].event.retry);
+        }
+        CHECK(want[0].event.type == "delta");
+        CHECK(want[0].event.id == "7");
+        CHECK(want[1].event.data == "line1\nline2");
+        CHECK(want[2].event.id == "");
+        CHECK(want[2].event.retry == Milliseconds(50));
+        CHECK(want[3].event.data.size() == 5000);
+        CHECK(want[4].is_done());
+    }
+}

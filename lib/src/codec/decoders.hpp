@@ -15,6 +15,15 @@ protected:
     std::uint64_t scanned_ = 0;
 };
 
+/// Implemented by decoders that can hand out events without copying them:
+/// views into `bytes` or into the decoder's own storage, valid until the next
+/// call to any feed or finish, and while `bytes` lives.
+class ViewDecoder {
+public:
+    virtual ~ViewDecoder() = default;
+    virtual std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out, bool& done) = 0;
+};
+
 /// Error for a stream whose data (not its HTTP framing) is malformed.
 Error malformed_stream(std::string message);
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <deque>
+#include <utility>
 
 #include "codec/decoders.hpp"
 
@@ -13,10 +16,15 @@ namespace {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
-class SseDecoder final : public detail::CountingDecoder {
+/// One decoder core, two outputs: owned Events (feed) or views (feed_views)
+/// that point into the input or the decoder's own storage. A single-line data
+/// event wholly inside the input is handed out without a copy.
+class SseDecoder final : public detail::CountingDecoder, public detail::ViewDecoder {
 public:
     explicit SseDecoder(std::size_t max_event_bytes)
-        : max_data_(max_event_bytes), max_line_(max_event_bytes + 6 /* "data: " */) {}
+        : max_data_(max_event_bytes), max_line_(max_event_bytes + 6 /* "data: " */) {
+        ids_.emplace_back();
+    }
 
     std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) override {
         std::size_t consumed = 0;
@@ -26,6 +34,58 @@ public:
     /// As feed(), and tells how many bytes were consumed (all, or up to the end of [DONE]).
     std::optional<Error> feed_counting(std::string_view bytes, std::vector<Event>& out, bool& done,
                                        std::size_t& consumed) {
+        owned_.clear();
+        while (ids_.size() > 1) ids_.pop_front();  // owned events hold their own share
+        return run(bytes, done, consumed,
+                   [&](std::string_view type, std::string_view data, bool data_is_input, const EventId& id) {
+                       Event e;
+                       e.type.assign(type);
+                       if (data_is_input)
+                           e.data.assign(data);
+                       else
+                           e.data = std::move(data_);
+                       e.id = id;
+                       e.retry = retry_;
+                       out.push_back(std::move(e));
+                   });
+    }
+
+    std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out, bool& done) override {
+        // Views of the previous call are void now: drop what kept them alive.
+        owned_.clear();
+        while (ids_.size() > 1) ids_.pop_front();
+        std::size_t consumed = 0;
+        return run(bytes, done, consumed,
+                   [&](std::string_view type, std::string_view data, bool data_is_input, const EventId& id) {
+                       EventView v;
+                       v.type = type;
+                       if (data_is_input) {
+                           v.data = data;
+                       } else {
+                           owned_.push_back(std::move(data_));
+                           v.data = owned_.back();
+                       }
+                       v.id = &id;
+                       v.retry = retry_;
+                       out.push_back(v);
+                   });
+    }
+
+    std::optional<Error> finish(std::vector<Event>&) override {
+        // A body that ended cleanly ends the stream normally: an event still
+        // missing its blank line is discarded, as WHATWG says ("any pending
+        // data must be discarded"). Only the HTTP framing decides truncation.
+        line_.clear();
+        data_.clear();
+        data_in_input_ = false;
+        data_lines_ = 0;
+        event_type_.clear();
+        return std::nullopt;
+    }
+
+private:
+    template <typename Emit>
+    std::optional<Error> run(std::string_view bytes, bool& done, std::size_t& consumed, Emit&& emit) {
         consumed = 0;
         if (done_) {
             done = true;
@@ -44,6 +104,9 @@ public:
         }
         const char* p = bytes.data();
         const std::size_t n = bytes.size();
+        // One look for a CR in the whole input: most streams have LF line ends
+        // only, and then each line needs a single memchr.
+        const bool has_cr = std::memchr(p + i, '\r', n - i) != nullptr;
         while (i < n) {
             if (skip_lf_) {
                 skip_lf_ = false;
@@ -53,9 +116,12 @@ public:
                     continue;
                 }
             }
-            // Find the end of the line in the new bytes only: no rescans.
-            std::size_t j = i;
-            while (j < n && p[j] != '\n' && p[j] != '\r') ++j;
+            // The line ends at the first CR or LF: memchr for the LF, then for a
+            // CR before it (CR-only line ends are rare). New bytes only: no rescans.
+            const char* lf = static_cast<const char*>(std::memchr(p + i, '\n', n - i));
+            const std::size_t limit = lf ? static_cast<std::size_t>(lf - p) : n;
+            const char* cr = has_cr ? static_cast<const char*>(std::memchr(p + i, '\r', limit - i)) : nullptr;
+            const std::size_t j = cr ? static_cast<std::size_t>(cr - p) : limit;
             scanned_ += j - i + (j < n ? 1 : 0);
             if (j == n) {
                 if (line_.size() + (n - i) > max_line_) return overflow(line_.size() + (n - i));
@@ -64,50 +130,59 @@ public:
                 break;
             }
             if (p[j] == '\r') skip_lf_ = true;
-            std::optional<Error> e;
+            bool ok;
             if (line_.empty()) {
                 if (j - i > max_line_) return overflow(j - i);
-                e = process_line(std::string_view(p + i, j - i), out);
+                ok = process_line(std::string_view(p + i, j - i), /*in_input=*/true, emit);
             } else {
                 if (line_.size() + (j - i) > max_line_) return overflow(line_.size() + (j - i));
                 line_.append(p + i, j - i);
-                e = process_line(line_, out);
+                ok = process_line(line_, /*in_input=*/false, emit);
                 line_.clear();
             }
             i = j + 1;
-            if (e) return e;
+            if (!ok) return std::exchange(error_, std::nullopt);
             if (done_) {
                 // Consume a CRLF's LF with the [DONE] event, then stop.
                 if (skip_lf_ && i < n && p[i] == '\n') ++i;
                 consumed = i;
                 done = true;
+                materialize();
                 return std::nullopt;
             }
         }
         consumed = n;
+        // The input goes away after this call: pending data moves to our storage.
+        materialize();
         return std::nullopt;
     }
 
-    std::optional<Error> finish(std::vector<Event>&) override {
-        // A body that ended cleanly ends the stream normally: an event still
-        // missing its blank line is discarded, as WHATWG says ("any pending
-        // data must be discarded"). Only the HTTP framing decides truncation.
-        line_.clear();
-        data_.clear();
-        event_type_.clear();
-        return std::nullopt;
+    void materialize() {
+        if (!data_in_input_) return;
+        data_.assign(data_view_);
+        data_in_input_ = false;
     }
 
-private:
     std::optional<Error> overflow(std::size_t size) {
         return Error(ErrorCode::buffer_overflow, "stream event of " + std::to_string(size) +
                                                      "+ bytes exceeds the decoder cap of " +
                                                      std::to_string(max_data_) + " bytes");
     }
 
-    std::optional<Error> process_line(std::string_view line, std::vector<Event>& out) {
-        if (line.empty()) return dispatch(out);
-        if (line.front() == ':') return std::nullopt;  // comment
+    /// False when the event is over the cap (the error is in error_).
+    template <typename Emit>
+    bool process_line(std::string_view line, bool in_input, Emit& emit) {
+        if (line.empty()) {
+            dispatch(emit);
+            return true;
+        }
+        if (line.front() == ':') return true;  // comment
+        // The hot case first: "data: ..." (or "data:...").
+        if (line.size() >= 5 && std::memcmp(line.data(), "data:", 5) == 0) {
+            std::string_view value = line.substr(5);
+            if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+            return add_data(value, in_input);
+        }
         std::string_view field = line, value;
         if (auto colon = line.find(':'); colon != std::string_view::npos) {
             field = line.substr(0, colon);
@@ -115,56 +190,87 @@ private:
             if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
         }
         if (field == "data") {
-            // The cap is on the event's data: exactly max_data_ bytes is delivered.
-            std::size_t size = data_.size() + (data_lines_ > 0 ? 1 : 0) + value.size();
-            if (size > max_data_) return overflow(size);
-            if (data_lines_ > 0) data_ += '\n';
-            data_.append(value);
-            ++data_lines_;
+            return add_data(value, in_input);
         } else if (field == "event") {
             event_type_.assign(value);
         } else if (field == "id") {
             // Stored once; events share it (an id may be as long as the line cap).
-            if (value.find('\0') == std::string_view::npos) last_id_ = EventId(value);
+            if (value.find('\0') == std::string_view::npos) ids_.emplace_back(value);
         } else if (field == "retry") {
             unsigned long long ms = 0;
             auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
             if (ec == std::errc() && ptr == value.data() + value.size() && !value.empty())
                 retry_ = Milliseconds(static_cast<long long>(ms));
         }
-        return std::nullopt;
+        return true;
     }
 
-    std::optional<Error> dispatch(std::vector<Event>& out) {
+    bool add_data(std::string_view value, bool in_input) {
+        // The cap is on the event's data: exactly max_data_ bytes is delivered.
+        const std::size_t held = data_in_input_ ? data_view_.size() : data_.size();
+        const std::size_t size = held + (data_lines_ > 0 ? 1 : 0) + value.size();
+        if (size > max_data_) {
+            error_ = overflow(size);
+            return false;
+        }
+        if (data_lines_ == 0 && in_input) {
+            // The common case: one data line, wholly in the input. No copy yet.
+            data_view_ = value;
+            data_in_input_ = true;
+        } else {
+            materialize();
+            if (data_lines_ > 0) data_ += '\n';
+            data_.append(value);
+        }
+        ++data_lines_;
+        return true;
+    }
+
+    /// A stable view of the event type: interned (few distinct names per stream).
+    std::string_view type_view() {
+        if (event_type_.empty()) return "message";
+        for (const auto& t : types_)
+            if (t == event_type_) return t;
+        if (types_.size() < 64) {
+            types_.push_back(event_type_);
+            return types_.back();
+        }
+        owned_.push_back(event_type_);  // a stream with endless new names: kept for this call only
+        return owned_.back();
+    }
+
+    template <typename Emit>
+    void dispatch(Emit& emit) {
         if (data_lines_ == 0) {
             event_type_.clear();
-            return std::nullopt;
+            return;
         }
-        if (data_ == "[DONE]") {
+        const std::string_view data = data_in_input_ ? data_view_ : std::string_view(data_);
+        if (data == "[DONE]") {
             done_ = true;
         } else {
-            Event e;
-            e.type = event_type_.empty() ? "message" : event_type_;
-            e.data = std::move(data_);
-            e.id = last_id_;
-            e.retry = retry_;
-            out.push_back(std::move(e));
+            emit(type_view(), data, data_in_input_, ids_.back());
         }
         data_.clear();
+        data_in_input_ = false;
         data_lines_ = 0;
         event_type_.clear();
-        return std::nullopt;
     }
 
     const std::size_t max_data_, max_line_;
+    std::optional<Error> error_;  ///< set when process_line returns false
     std::size_t bom_pos_ = 0;
     bool skip_lf_ = false;
     bool done_ = false;
-    std::string line_;
-    std::string data_;
+    std::string line_;               ///< a partial line carried over from the previous input
+    std::string data_;               ///< the event's data when it is ours (several lines, or carried over)
+    std::string_view data_view_;     ///< the event's one data line, inside the current input
+    bool data_in_input_ = false;
     std::size_t data_lines_ = 0;
     std::string event_type_;
-    EventId last_id_;
+    std::deque<std::string> types_;  ///< interned event types: views of them stay valid
+    std::deque<EventId> ids_;        ///< back(): the last event ID; older ones live until the next feed_views
+    std::deque<std::string> owned_;  ///< storage of the views handed out by the last feed_views
     std::optional<Milliseconds> retry_;
 };
 

@@ -30,6 +30,8 @@ public:
             headers_.set(request_.headers());
             status_ = request_.status();
         }
+        piece.bytes = std::move(spare_);  // the last piece's storage, given back by the consumer
+        piece.bytes.clear();
         Error error;
         switch (request_.read(piece.bytes, error)) {
             case ResponseReader::Piece::data:
@@ -48,6 +50,8 @@ public:
     }
 
     void cancel() noexcept override { token_.cancel(); }
+
+    void recycle(std::string&& bytes) noexcept override { spare_ = std::move(bytes); }
 
     void finish_after_done() noexcept override {
         // On the caller's thread, right after [DONE] was decoded.
@@ -86,6 +90,7 @@ private:
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
     SharedHeaders headers_;
+    std::string spare_;  ///< caller's thread only
 };
 
 }  // namespace

@@ -3,10 +3,10 @@
 
 #include "nous/http/stream.hpp"
 
-#include <deque>
 #include <map>
 #include <mutex>
 
+#include "codec/decoders.hpp"
 #include "core/backend_chain.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
@@ -20,29 +20,58 @@ namespace nous::http {
 struct Stream::State {
     std::unique_ptr<ChunkSource> source;
     std::unique_ptr<Decoder> decoder;
-    std::deque<StreamItem> pending;
-    std::vector<Event> scratch;
-    bool finished = false;  ///< no more items will come from the source
+    detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
+    ChunkSource::Piece current;                   ///< the bytes the views point into
+    std::vector<Event> scratch;                   ///< events of decoders without views (views point here)
+    std::vector<EventView> views;
+    std::size_t view_pos = 0;
+    /// After the views: one terminal item (done or an error), then nothing.
+    enum class Terminal { none, done, error } terminal = Terminal::none;
+    Error terminal_error;
+    bool finished = false;  ///< no more pieces will be read from the source
     bool cancel_reported = false;
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> items{0};
     std::atomic<bool> done_seen{false};
 
-    void push_error(Error e) {
-        StreamItem item;
-        item.kind = StreamItem::Kind::error;
-        item.error = std::move(e);
-        pending.push_back(std::move(item));
+    void end_with(Error e) {
+        terminal = Terminal::error;
+        terminal_error = std::move(e);
         finished = true;
     }
 
-    void push_events() {
-        for (auto& e : scratch) {
-            StreamItem item;
-            item.event = std::move(e);
-            pending.push_back(std::move(item));
+    /// Views of the events a decoder without a view path put into `scratch`.
+    void views_of_scratch() {
+        for (const Event& e : scratch) {
+            EventView v;
+            v.type = e.type;
+            v.data = e.data;
+            v.id = &e.id;
+            v.retry = e.retry;
+            views.push_back(v);
         }
-        scratch.clear();
+    }
+
+    void decode(std::string_view bytes) {
+        views.clear();
+        view_pos = 0;
+        bool done = false;
+        std::optional<Error> error;
+        if (view_decoder) {
+            error = view_decoder->feed_views(bytes, views, done);
+        } else {
+            scratch.clear();
+            error = decoder->feed(bytes, scratch, done);
+            views_of_scratch();
+        }
+        if (error) {
+            end_with(std::move(*error));
+        } else if (done) {
+            terminal = Terminal::done;
+            finished = true;
+            done_seen = true;
+            source->finish_after_done();
+        }
     }
 };
 
@@ -50,11 +79,12 @@ Stream::Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> dec
     : state_(std::make_unique<State>()) {
     state_->source = std::move(source);
     state_->decoder = decoder ? std::move(decoder) : make_sse_decoder();
+    state_->view_decoder = dynamic_cast<detail::ViewDecoder*>(state_->decoder.get());
 }
 
 Stream Stream::failed(Error error) {
     Stream s(nullptr, nullptr);
-    s.state_->push_error(std::move(error));
+    s.state_->end_with(std::move(error));
     return s;
 }
 
@@ -68,55 +98,80 @@ Stream::~Stream() {
     if (state_ && state_->source && !state_->finished) state_->source->cancel();
 }
 
-std::optional<StreamItem> Stream::next() {
+std::optional<StreamItemView> Stream::next_view() {
     State& s = *state_;
     if (s.cancelled.load() && !s.cancel_reported) {
         // A cancel ends the stream at once, ahead of items already decoded.
         s.cancel_reported = true;
-        if (!s.finished || !s.pending.empty()) {
-            s.pending.clear();
-            s.push_error(Error(ErrorCode::cancelled, "stream cancelled"));
+        if (!s.finished || s.view_pos < s.views.size() || s.terminal != State::Terminal::none) {
+            s.views.clear();
+            s.view_pos = 0;
+            s.end_with(Error(ErrorCode::cancelled, "stream cancelled"));
         }
     }
     for (;;) {
-        if (!s.pending.empty()) {
-            StreamItem item = std::move(s.pending.front());
-            s.pending.pop_front();
-            if (item.is_event()) s.items.fetch_add(1, std::memory_order_relaxed);
+        if (s.view_pos < s.views.size()) {
+            // One writer (this thread): a plain store, no read-modify-write per event.
+            s.items.store(s.items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            StreamItemView item;
+            item.event = s.views[s.view_pos++];
+            return item;
+        }
+        if (s.terminal != State::Terminal::none) {
+            StreamItemView item;
+            if (s.terminal == State::Terminal::done) {
+                item.kind = StreamItem::Kind::done;
+            } else {
+                item.kind = StreamItem::Kind::error;
+                item.error = &s.terminal_error;
+            }
+            s.terminal = State::Terminal::none;  // delivered once
+            s.finished = true;
             return item;
         }
         if (s.finished || !s.source) return std::nullopt;
-        ChunkSource::Piece piece = s.source->next();
-        switch (piece.kind) {
-            case ChunkSource::Piece::Kind::data: {
-                bool done = false;
-                auto error = s.decoder->feed(piece.bytes, s.scratch, done);
-                s.push_events();
-                if (error) {
-                    s.push_error(std::move(*error));
-                } else if (done) {
-                    StreamItem item;
-                    item.kind = StreamItem::Kind::done;
-                    s.pending.push_back(std::move(item));
-                    s.finished = true;
-                    s.done_seen = true;
-                    s.source->finish_after_done();
-                }
+        // The views of the previous piece are void from here: its storage goes back.
+        if (s.current.kind == ChunkSource::Piece::Kind::data) s.source->recycle(std::move(s.current.bytes));
+        s.current = s.source->next();
+        switch (s.current.kind) {
+            case ChunkSource::Piece::Kind::data:
+                s.decode(s.current.bytes);
                 break;
-            }
             case ChunkSource::Piece::Kind::end: {
+                s.views.clear();
+                s.view_pos = 0;
+                s.scratch.clear();
                 auto error = s.decoder->finish(s.scratch);
-                s.push_events();
+                s.views_of_scratch();
                 s.finished = true;
-                if (error) s.push_error(std::move(*error));
+                if (error) s.end_with(std::move(*error));
                 break;
             }
             case ChunkSource::Piece::Kind::error:
-                s.push_error(s.cancelled.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                                : std::move(piece.error));
+                s.views.clear();
+                s.view_pos = 0;
+                s.end_with(s.cancelled.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                              : std::move(s.current.error));
                 break;
         }
     }
+}
+
+std::optional<StreamItem> Stream::next() {
+    // The owning API builds on the views: one copy of each event.
+    auto view = next_view();
+    if (!view) return std::nullopt;
+    StreamItem item;
+    item.kind = view->kind;
+    if (view->is_event()) {
+        item.event.type.assign(view->event.type);
+        item.event.data.assign(view->event.data);
+        if (view->event.id) item.event.id = *view->event.id;
+        item.event.retry = view->event.retry;
+    } else if (view->is_error()) {
+        item.error = *view->error;
+    }
+    return item;
 }
 
 void Stream::cancel() noexcept {

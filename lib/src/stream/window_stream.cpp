@@ -89,6 +89,12 @@ public:
 
     void finish_after_done() noexcept override { after_done_.store(true); }
 
+    void recycle(std::string&& bytes) noexcept override {
+        // A few spare buffers are enough to cover the pieces in flight between
+        // the two threads; more would only hold memory.
+        if (spare_.size_approx() < 4) spare_.enqueue(std::move(bytes));
+    }
+
     Headers response_headers() const override { return headers_.get(); }
 
     StreamStats stats() const override {
@@ -135,6 +141,8 @@ private:
                 return;
             }
             Piece piece;
+            spare_.try_dequeue(piece.bytes);  // storage the consumer gave back, if any
+            piece.bytes.clear();
             Error error;
             switch (request.read(piece.bytes, error)) {
                 case ResponseReader::Piece::data: {
@@ -221,6 +229,7 @@ private:
     StreamSlot slot_;
     CancelToken token_;
     moodycamel::ConcurrentQueue<Piece> queue_;
+    moodycamel::ConcurrentQueue<std::string> spare_;  ///< piece storage the consumer gave back
     std::atomic<std::uint64_t> produced_{0};
     std::uint64_t consumed_ = 0;  ///< consumer thread only
     std::atomic<std::size_t> inflight_{0};
