@@ -13,7 +13,8 @@ namespace nous::http {
 Result<Response> post(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
     using namespace detail;
     // Every backend, custom ones included, sees only calls that passed this.
-    if (auto valid = validate_call(url, body, headers); !valid) {
+    auto valid = validate_call(url, body, headers);
+    if (!valid) {
         log(LogLevel::warning,
             "post refused: " + valid.error().message + " headers=" + header_names_for_log(headers));
         return valid.error();
@@ -25,13 +26,13 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
     auto* prepared_backend = dynamic_cast<PreparedBackend*>(backend.value().get());
     std::optional<PreparedCall> call;
     if (prepared_backend) {
-        auto made = prepare_call(url, body, headers, options, env, *config);
+        auto made = prepare_call(std::move(valid.value()), headers, options, env, *config);
         if (!made) return made.error();
         call.emplace(std::move(made.value()));
     }
     // TLS writes go through OpenSSL without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
     std::optional<SigpipeGuard> guard;
-    if (call ? call->url.https : url.substr(0, 6) == "https:") guard.emplace();
+    if (call ? call->url.https : valid.value().https) guard.emplace();
 
     const Request request{url, body, &headers};
     std::optional<Response> response;

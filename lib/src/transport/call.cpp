@@ -18,10 +18,15 @@ Result<PreparedCall> prepare_call(std::string_view url, std::string_view body, c
                                   const Options& options, const EnvSnapshot& env, const Config& config) {
     auto parsed = validate_call(url, body, headers);
     if (!parsed) return parsed.error();
-    auto proxy = proxy_for(parsed.value(), env);
+    return prepare_call(std::move(parsed.value()), headers, options, env, config);
+}
+
+Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options, const EnvSnapshot& env,
+                                  const Config& config) {
+    auto proxy = proxy_for(url, env);
     if (!proxy) return proxy.error();
     PreparedCall call;
-    call.url = std::move(parsed.value());
+    call.url = std::move(url);
     call.proxy = std::move(proxy.value());
     call.settings = effective_settings(options, config);
     call.options = &options;
@@ -77,8 +82,8 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
         transport_ = std::move(lease->transport);
         reused_ = lease->reused;
         timings_ = lease->timings;
-        registration_ = std::make_unique<CancelRegistration>(params_.cancel, transport_.get());
-        reader_ = std::make_unique<ResponseReader>(*transport_, params_, buffer_, buffer_size_);
+        registration_.emplace(params_.cancel, transport_.get());
+        reader_.emplace(*transport_, params_, buffer_, buffer_size_);
         std::optional<Error> error = reader_->send(call_.url, body, headers);
         if (!error) error = reader_->read_head();
         if (!error) return std::nullopt;

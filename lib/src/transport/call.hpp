@@ -6,6 +6,7 @@
 // response byte). The retry policy runs around attempts (core/retry.hpp).
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/config.hpp"
@@ -34,6 +35,9 @@ Result<Url> validate_call(std::string_view url, std::string_view body, const Hea
 /// headers the library adds. `options` must outlive the prepared call.
 Result<PreparedCall> prepare_call(std::string_view url, std::string_view body, const Headers& headers,
                                   const Options& options, const EnvSnapshot& env, const Config& config);
+/// The same for a call that validate_call already accepted (its URL, parsed).
+Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options, const EnvSnapshot& env,
+                                  const Config& config);
 
 /// One attempt of a prepared call, on the calling thread.
 class Attempt {
@@ -48,7 +52,7 @@ public:
     std::optional<Error> open(const Deadlines& deadlines, std::string_view body, const Headers& headers);
     ResponseReader& reader() noexcept { return *reader_; }
     /// Whether a response is being read (open() succeeded and release() has not run).
-    bool active() const noexcept { return reader_ != nullptr; }
+    bool active() const noexcept { return reader_.has_value(); }
     /// The deadlines in force (streams shorten them to drain after [DONE]).
     ExchangeParams& params() noexcept { return params_; }
     bool reused() const noexcept { return reused_; }
@@ -63,8 +67,8 @@ private:
     std::size_t buffer_size_;
     std::shared_ptr<OriginPool> pool_;
     std::unique_ptr<Transport> transport_;
-    std::unique_ptr<CancelRegistration> registration_;
-    std::unique_ptr<ResponseReader> reader_;
+    std::optional<CancelRegistration> registration_;  ///< in place: no allocation per attempt
+    std::optional<ResponseReader> reader_;
     bool reused_ = false;
     ConnectTimings timings_;
 };
