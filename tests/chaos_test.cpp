@@ -11,6 +11,7 @@
 #include "nous/http/client.hpp"
 #include "nous/http/stream.hpp"
 #include "proxy_server.hpp"
+#include "test_helpers.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -50,22 +51,6 @@ bool is_typed_failure(ErrorCode code) {
            code == ErrorCode::timeout_connect || code == ErrorCode::protocol;
 }
 
-std::vector<StreamItem> drain(Stream& s) {
-    std::vector<StreamItem> items;
-    while (auto item = s.next()) items.push_back(std::move(*item));
-    return items;
-}
-
-struct ScopedEnv {
-    std::vector<std::string> names;
-    void set(const char* name, const std::string& value) {
-        ::setenv(name, value.c_str(), 1);
-        names.emplace_back(name);
-    }
-    ~ScopedEnv() {
-        for (auto& n : names) ::unsetenv(n.c_str());
-    }
-};
 
 }  // namespace
 

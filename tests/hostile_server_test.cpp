@@ -20,6 +20,7 @@
 #include "core/cancel.hpp"
 #include "core/proxy.hpp"
 #include "fault_server.hpp"
+#include "test_helpers.hpp"
 #include "firehose.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/mock_server.hpp"
@@ -37,12 +38,6 @@ Options no_retry() {
     Options o;
     o.max_retries = 0;
     return o;
-}
-
-std::vector<StreamItem> drain(Stream& s) {
-    std::vector<StreamItem> items;
-    while (auto item = s.next()) items.push_back(std::move(*item));
-    return items;
 }
 
 std::string header_of(const std::string& head, const std::string& name) {

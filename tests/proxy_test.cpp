@@ -8,23 +8,11 @@
 #include "nous/http/mock_server.hpp"
 #include "core/proxy.hpp"
 #include "proxy_server.hpp"
+#include "test_helpers.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
-
-namespace {
-struct ScopedEnv {
-    std::vector<std::string> names;
-    void set(const char* name, const std::string& value) {
-        ::setenv(name, value.c_str(), 1);
-        names.emplace_back(name);
-    }
-    ~ScopedEnv() {
-        for (auto& n : names) ::unsetenv(n.c_str());
-    }
-};
-}  // namespace
 
 TEST_CASE("no_proxy matching: exact host, domain suffix, leading dot, port, wildcard") {
     using detail::no_proxy_matches;

@@ -9,6 +9,7 @@
 
 #include "core/cancel.hpp"
 #include "fault_server.hpp"
+#include "test_helpers.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
@@ -27,13 +28,6 @@ Options with_backend(const std::string& backend) {
     o.stream_backend = backend;
     o.max_retries = 0;
     return o;
-}
-
-/// Collects every item until the end.
-std::vector<StreamItem> drain(Stream& s) {
-    std::vector<StreamItem> items;
-    while (auto item = s.next()) items.push_back(std::move(*item));
-    return items;
 }
 
 }  // namespace

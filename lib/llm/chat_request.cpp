@@ -42,6 +42,20 @@ void string(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapi
 /// Writes a schema given as JSON text as a JSON value.
 void raw_json(Writer& w, const rapidjson::Value& value) { value.Accept(w); }
 
+/// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.
+void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema, const char* schema_key) {
+    w.StartObject();
+    w.Key("name");
+    string(w, tool.name);
+    if (!tool.description.empty()) {
+        w.Key("description");
+        string(w, tool.description);
+    }
+    w.Key(schema_key);
+    raw_json(w, schema);
+    w.EndObject();
+}
+
 std::string trim_slash(std::string base) {
     while (!base.empty() && base.back() == '/') base.pop_back();
     return base;
@@ -108,16 +122,7 @@ void openai_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_
             w.Key("type");
             w.String("function");
             w.Key("function");
-            w.StartObject();
-            w.Key("name");
-            string(w, r.tools[i].name);
-            if (!r.tools[i].description.empty()) {
-                w.Key("description");
-                string(w, r.tools[i].description);
-            }
-            w.Key("parameters");
-            raw_json(w, *schemas[i]);
-            w.EndObject();
+            tool_object(w, r.tools[i], *schemas[i], "parameters");
             w.EndObject();
         }
         w.EndArray();
@@ -157,18 +162,7 @@ void anthropic_body(Writer& w, const ChatRequest& r, const std::vector<std::shar
     if (!r.tools.empty()) {
         w.Key("tools");
         w.StartArray();
-        for (std::size_t i = 0; i < r.tools.size(); ++i) {
-            w.StartObject();
-            w.Key("name");
-            string(w, r.tools[i].name);
-            if (!r.tools[i].description.empty()) {
-                w.Key("description");
-                string(w, r.tools[i].description);
-            }
-            w.Key("input_schema");
-            raw_json(w, *schemas[i]);
-            w.EndObject();
-        }
+        for (std::size_t i = 0; i < r.tools.size(); ++i) tool_object(w, r.tools[i], *schemas[i], "input_schema");
         w.EndArray();
     }
     w.EndObject();
@@ -223,18 +217,7 @@ void gemini_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_
         w.StartObject();
         w.Key("functionDeclarations");
         w.StartArray();
-        for (std::size_t i = 0; i < r.tools.size(); ++i) {
-            w.StartObject();
-            w.Key("name");
-            string(w, r.tools[i].name);
-            if (!r.tools[i].description.empty()) {
-                w.Key("description");
-                string(w, r.tools[i].description);
-            }
-            w.Key("parameters");
-            raw_json(w, *schemas[i]);
-            w.EndObject();
-        }
+        for (std::size_t i = 0; i < r.tools.size(); ++i) tool_object(w, r.tools[i], *schemas[i], "parameters");
         w.EndArray();
         w.EndObject();
         w.EndArray();

@@ -79,17 +79,6 @@ std::size_t HeadParser::find_head_end(std::string_view text, std::size_t from) {
 
 namespace {
 
-bool is_token_char(unsigned char c) noexcept {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    switch (c) {
-        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
-            return true;
-        default:
-            return false;
-    }
-}
-
 /// RFC 9110 5.5: a CR, LF or NUL inside a received field value may be
 /// replaced by SP. One rule for the reason phrase and every field value.
 std::string clean_field_value(std::string_view value) {

@@ -38,18 +38,6 @@ void add_openai_project(Headers& headers, std::string_view project) {
 
 namespace detail {
 
-namespace {
-bool is_token_char(unsigned char c) {
-    if (std::isalnum(c)) return true;
-    switch (c) {
-        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
-            return true;
-        default:
-            return false;
-    }
-}
-}  // namespace
 
 std::optional<Error> validate_request_headers(std::string_view body, const Headers& headers) {
     if (auto e = validate_headers(headers)) return e;

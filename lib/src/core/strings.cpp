@@ -15,4 +15,15 @@ std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
+bool is_token_char(unsigned char c) noexcept {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+    switch (c) {
+        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace nous::http::detail

@@ -10,4 +10,7 @@ std::string to_lower(std::string_view s);
 /// Without leading and trailing spaces and tabs (HTTP optional white space).
 std::string_view trim(std::string_view s) noexcept;
 
+/// A tchar of RFC 9110 5.6.2: what a header field name is made of.
+bool is_token_char(unsigned char c) noexcept;
+
 }  // namespace nous::http::detail
