@@ -213,6 +213,30 @@ int run_stream(const std::string& url, const std::string& body, const Headers& h
     return ok;
 }
 
+/// Parses `desc` and one positional argument (before or after the options)
+/// into `vm`; an exit code when the command ends here (a usage error, or
+/// --help printed).
+std::optional<int> parse_command(int argc, char** argv, const po::options_description& desc, const char* name,
+                                 std::string& positional_value, po::variables_map& vm) {
+    po::options_description hidden;
+    hidden.add_options()(name, po::value(&positional_value));
+    po::options_description all;
+    all.add(desc).add(hidden);
+    po::positional_options_description positional;
+    positional.add(name, 1);
+    try {
+        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        return usage_error(e.what());
+    }
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return ok;
+    }
+    return std::nullopt;
+}
+
 int cmd_post(int argc, char** argv) {
     po::options_description desc("nouscli post URL [options]");
     std::vector<std::string> header_args;
@@ -236,24 +260,9 @@ int cmd_post(int argc, char** argv) {
         ("verbose,v", "timings and request headers (secrets redacted) to stderr")
         ("insecure", "do not verify the server certificate")
         ("cacert", po::value(&cacert), "trust this CA (PEM) besides the system store");
-    po::options_description hidden;
     std::string url;
-    hidden.add_options()("url", po::value(&url));
-    po::options_description all;
-    all.add(desc).add(hidden);
-    po::positional_options_description positional;
-    positional.add("url", 1);
     po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        return usage_error(e.what());
-    }
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
-        return ok;
-    }
+    if (auto end = parse_command(argc, argv, desc, "url", url, vm)) return *end;
     if (url.empty()) return usage_error("post needs a URL");
     const bool streaming = vm.count("stream") > 0;
     if (format != "data" && format != "jsonl" && format != "raw")
@@ -347,24 +356,9 @@ int cmd_chat(int argc, char** argv) {
         ("verbose,v", "the request (secrets redacted) to stderr")
         ("insecure", "do not verify the server certificate")
         ("cacert", po::value(&cacert), "trust this CA (PEM) besides the system store");
-    po::options_description hidden;
     std::string prompt;
-    hidden.add_options()("prompt", po::value(&prompt));
-    po::options_description all;
-    all.add(desc).add(hidden);
-    po::positional_options_description positional;
-    positional.add("prompt", 1);
     po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        return usage_error(e.what());
-    }
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
-        return ok;
-    }
+    if (auto end = parse_command(argc, argv, desc, "prompt", prompt, vm)) return *end;
     auto provider = nous::llm::provider_from_name(provider_name);
     if (!provider) return usage_error("--provider must be openai, anthropic or gemini");
     if (!vm.count("prompt")) return usage_error("chat needs a PROMPT (\"-\" reads stdin)");
