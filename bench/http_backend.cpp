@@ -16,7 +16,10 @@
 #include <Poco/Net/HTTPRequest.h>
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/Net/NetException.h>
+#include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPSClientSession.h>
 #include <Poco/URI.h>
+#include <openssl/ssl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -57,6 +60,14 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+/// https settings of the run: the CA to trust, and whether every iteration
+/// opens a fresh connection (cold TCP + TLS; resumption as each client does it).
+struct TlsRun {
+    std::string cacert;
+    bool new_connection = false;
+};
+TlsRun g_tls;
+
 /// Status 200, the expected length, the same bytes as the first response:
 /// anything else aborts the run. A memcmp: no costlier than a peer's check.
 struct Expect {
@@ -89,8 +100,11 @@ struct NousClient : Client {
         options.max_retries = 0;  // benchmarks never retry
         options.tcp_nodelay = nodelay;
         options.backend = backend;
+        options.ca_file = g_tls.cacert;
     }
     int post(const std::string& url, const std::string& body, std::string& out) override {
+        // A fresh connection: the idle one is closed, the origin's TLS session kept.
+        if (g_tls.new_connection) nous::http::pool_clear();
         auto r = nous::http::post(url, body, {}, options);
         if (!r) {
             if (r.error().code == nous::http::ErrorCode::http_status) return r.error().status;
@@ -134,6 +148,7 @@ struct NousStreamClient : Client {
 };
 
 struct PocoClient : Client {
+    Poco::Net::Context::Ptr context;
     std::unique_ptr<Poco::Net::HTTPClientSession> session;
     std::string origin;
     bool nodelay;
@@ -142,11 +157,26 @@ struct PocoClient : Client {
         Poco::URI uri(url);
         std::string o = uri.getHost() + ":" + std::to_string(uri.getPort());
         if (!session || o != origin) {
-            session = std::make_unique<Poco::Net::HTTPClientSession>(uri.getHost(), uri.getPort());
+            if (uri.getScheme() == "https") {
+                // A careful user: verification against the system store plus the
+                // test CA, the session cache on so that reconnects resume.
+                if (!context) {
+                    Poco::Net::Context::Params params;
+                    params.caLocation = g_tls.cacert;
+                    params.verificationMode = Poco::Net::Context::VERIFY_RELAXED;
+                    params.loadDefaultCAs = true;
+                    context = new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, params);
+                    context->enableSessionCache(true);
+                }
+                session = std::make_unique<Poco::Net::HTTPSClientSession>(uri.getHost(), uri.getPort(), context);
+            } else {
+                session = std::make_unique<Poco::Net::HTTPClientSession>(uri.getHost(), uri.getPort());
+            }
             session->setKeepAlive(true);
             session->setKeepAliveTimeout(Poco::Timespan(3600, 0));
             origin = o;
         }
+        if (g_tls.new_connection) session->reset();
         for (int attempt = 0;; ++attempt) {
             try {
                 Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_POST, uri.getPathAndQuery(),
@@ -203,6 +233,8 @@ struct CurlClient : Client {
         curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
         curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
         curl_easy_setopt(easy, CURLOPT_WRITEDATA, &out);
+        if (!g_tls.cacert.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, g_tls.cacert.c_str());
+        if (g_tls.new_connection) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
         CURLcode rc = curl_easy_perform(easy);
         if (rc != CURLE_OK) abort_run(std::string("ref-curl: ") + curl_easy_strerror(rc));
         long status = 0;
@@ -226,6 +258,16 @@ struct RawClient : Client {
     ~RawClient() override {
         if (fd >= 0) ::close(fd);
     }
+    /// The byte stream: plain TCP here; ref-openssl puts TLS over it.
+    virtual ssize_t receive(char* p, std::size_t n) { return ::recv(fd, p, n, 0); }
+    virtual bool send_request(const std::string& head, const std::string& body) {
+        iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 2;
+        return ::sendmsg(fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(head.size() + body.size());
+    }
+    virtual void connected(const Poco::URI&) {}
     void connect_to(const Poco::URI& uri) {
         if (fd >= 0) ::close(fd);
         fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -237,10 +279,11 @@ struct RawClient : Client {
         int one = nodelay ? 1 : 0;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         have = used = 0;
+        connected(uri);
     }
     bool fill() {
         if (used == have) have = used = 0;
-        ssize_t n = ::recv(fd, buffer.get() + have, 65536 - have, 0);
+        ssize_t n = receive(buffer.get() + have, 65536 - have);
         if (n <= 0) return false;
         have += static_cast<std::size_t>(n);
         return true;
@@ -304,19 +347,14 @@ struct RawClient : Client {
     int post(const std::string& url, const std::string& body, std::string& out) override {
         Poco::URI uri(url);
         const std::string o = uri.getHost() + ":" + std::to_string(uri.getPort());
-        if (fd < 0 || o != origin) {
+        if (fd < 0 || o != origin || g_tls.new_connection) {
             connect_to(uri);
             origin = o;
         }
         const std::string head = "POST " + uri.getPathAndQuery() + " HTTP/1.1\r\nHost: " + o +
                                  "\r\nContent-Type: application/json\r\nContent-Length: " +
                                  std::to_string(body.size()) + "\r\n\r\n";
-        iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(body.data()), body.size()}};
-        msghdr msg{};
-        msg.msg_iov = iov;
-        msg.msg_iovlen = 2;
-        if (::sendmsg(fd, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(head.size() + body.size()))
-            abort_run("ref-raw: short send");
+        if (!send_request(head, body)) abort_run("ref-raw: short send");
         out.clear();
         events = bytes = 0;
         in_event = done = false;
@@ -363,6 +401,58 @@ struct RawClient : Client {
     }
 };
 
+/// The TLS limit: raw OpenSSL over the raw client's socket and parser. The
+/// chain and host name verified, TLS >= 1.2, SNI, and the session of the last
+/// connection offered to the next one.
+struct OpenSslClient : RawClient {
+    SSL_CTX* ctx = nullptr;
+    SSL* ssl = nullptr;
+    SSL_SESSION* session = nullptr;
+    explicit OpenSslClient(bool nd) : RawClient(nd, false) {
+        ctx = SSL_CTX_new(TLS_client_method());
+        SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+        SSL_CTX_set_default_verify_paths(ctx);
+        if (!g_tls.cacert.empty()) SSL_CTX_load_verify_locations(ctx, g_tls.cacert.c_str(), nullptr);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
+    }
+    ~OpenSslClient() override {
+        drop();
+        if (session) SSL_SESSION_free(session);
+        SSL_CTX_free(ctx);
+    }
+    void drop() {
+        if (!ssl) return;
+        // The session to resume (TLS 1.3 tickets arrive after the handshake).
+        if (SSL_SESSION* s = SSL_get1_session(ssl)) {
+            if (session) SSL_SESSION_free(session);
+            session = s;
+        }
+        SSL_free(ssl);
+        ssl = nullptr;
+    }
+    void connected(const Poco::URI& uri) override {
+        drop();
+        ssl = SSL_new(ctx);
+        SSL_set_fd(ssl, fd);
+        SSL_set_tlsext_host_name(ssl, uri.getHost().c_str());
+        SSL_set1_host(ssl, uri.getHost().c_str());
+        if (session) SSL_set_session(ssl, session);
+        if (SSL_connect(ssl) != 1) abort_run("ref-openssl: handshake failed");
+    }
+    ssize_t receive(char* p, std::size_t n) override {
+        for (;;) {
+            int got = SSL_read(ssl, p, static_cast<int>(n));
+            if (got > 0) return got;
+            if (SSL_get_error(ssl, got) != SSL_ERROR_WANT_READ) return -1;
+        }
+    }
+    bool send_request(const std::string& head, const std::string& body) override {
+        const std::string all = head + body;  // one record for a small request
+        return SSL_write(ssl, all.data(), static_cast<int>(all.size())) == static_cast<int>(all.size());
+    }
+};
+
 std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
     if (name == "nous-pooled") return std::make_unique<NousClient>(nodelay, "pooled");
     if (name == "nous-curl") return std::make_unique<NousClient>(nodelay, "curl");
@@ -370,6 +460,7 @@ std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
     if (name == "nous-pull") return std::make_unique<NousStreamClient>(nodelay, "pull");
     if (name == "ref-poco") return std::make_unique<PocoClient>(nodelay);
     if (name == "ref-raw") return std::make_unique<RawClient>(nodelay, false);
+    if (name == "ref-openssl") return std::make_unique<OpenSslClient>(nodelay);
     if (name == "ref-raw-events") return std::make_unique<RawClient>(nodelay, true);
 #ifdef NOUS_BENCH_HAVE_CURL
     if (name == "ref-curl") return std::make_unique<CurlClient>(nodelay);
@@ -539,8 +630,11 @@ int main(int argc, char** argv) {
         ("nodelay", po::value(&nodelay), "TCP_NODELAY on the client: 1 or 0")
         ("backend", po::value(&backend), "nous post backend: pooled|curl")
         ("stream-backend", po::value(&stream_backend), "nous stream backend (streaming scenarios)")
+        ("cacert", po::value(&g_tls.cacert), "https: trust this CA (PEM) besides the system store")
+        ("new-connection", "every iteration opens a fresh connection (cold TCP + TLS; sessions resumed)")
         ("client", po::value(&client),
-         "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events (default: nous-<backend>)");
+         "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events|ref-openssl "
+         "(default: nous-<backend>)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -553,6 +647,7 @@ int main(int argc, char** argv) {
         std::cout << desc << "\n";
         return 0;
     }
+    g_tls.new_connection = vm.count("new-connection") > 0;
 #ifdef NOUS_BENCH_HAVE_CURL
     curl_global_init(CURL_GLOBAL_DEFAULT);
 #endif

@@ -2,6 +2,9 @@
 # Debian nginx on loopback, serving the benchmark bodies to POST:
 #   bench/nginx/nginx.sh start [PORT]   (default 18080; prints the URL base)
 #   bench/nginx/nginx.sh stop
+# The same bodies over https on PORT+1 (https://localhost:18081), with a test
+# CA the script makes: $NGINX_BENCH_DIR/tls/ca.pem (default
+# /tmp/nous-bench-nginx/tls/ca.pem); pass it as --cacert.
 # Bodies: /small (1 KiB JSON), /large (256 KiB), /sse100m (~100 MiB of
 # OpenAI-style SSE chunks ending in [DONE]), /v1/chat/completions (16 SSE
 # tokens and [DONE], for the soak). Installs nginx if missing.
@@ -41,7 +44,18 @@ one = chunk(" token")
 count = (100 << 20) // len(one)
 write("sse100m", one * count + b"data: [DONE]\n\n")
 PY
-sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" "$here/nginx.conf.in" >"$dir/nginx.conf"
+if [ ! -f "$dir/tls/server.pem" ]; then
+  mkdir -p "$dir/tls"
+  (
+    cd "$dir/tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem -days 30 \
+      -subj /CN=nous-bench-ca -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr -subj /CN=localhost
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 30 -extfile server.ext
+  ) >/dev/null 2>&1
+fi
+sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@TLS_PORT@|$((port + 1))|g" "$here/nginx.conf.in" >"$dir/nginx.conf"
 [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null && sleep 0.2 || true
 nginx -c "$dir/nginx.conf" -e "$dir/error.log"
 echo "http://127.0.0.1:$port"

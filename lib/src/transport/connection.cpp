@@ -155,6 +155,11 @@ Context::Ptr make_tls_context(const ConnectionKey& key) {
     params.cipherList = "HIGH:!aNULL:!eNULL:!MD5:!RC4";
     Context::Ptr context = new Context(Context::TLS_CLIENT_USE, params);
     context->requireMinimumProtocol(Context::PROTO_TLSV1_2);
+    // POCO's Context restricts the key-exchange groups to its ecdhCurve
+    // parameter (prime256v1 by default): offer X25519 first, as OpenSSL
+    // itself does, so that the first key share is the one servers prefer
+    // (docs/design/poco-traps.md#tls-groups).
+    SSL_CTX_set1_groups_list(context->sslContext(), "X25519:P-256:X448:P-384:P-521");
     // TLS sessions are resumed per origin: POCO turns the client cache off by
     // default (docs/design/poco-traps.md#tls-session-cache).
     context->enableSessionCache(true);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -60,7 +61,30 @@ int run_getaddrinfo(const std::string& host, std::uint16_t port, int flags,
     return rc;
 }
 
+/// Successful lookups, kept 60 s as curl's DNS cache keeps them: a new
+/// connection to a known host skips the resolver thread and getaddrinfo's
+/// reading of /etc/hosts, nsswitch.conf and resolv.conf.
+struct DnsCache {
+    static constexpr auto ttl = std::chrono::seconds(60);
+    static constexpr std::size_t max_entries = 256;
+    std::mutex mutex;
+    std::map<std::string, std::pair<Clock::time_point, std::vector<ResolvedAddress>>> entries;  ///< guarded by mutex
+};
+
+DnsCache& dns_cache() {
+    static auto* cache = new DnsCache;  // never destroyed: lookups may run during exit
+    return *cache;
+}
+
+std::string cache_key(const std::string& host, std::uint16_t port) { return host + ":" + std::to_string(port); }
+
 }  // namespace
+
+void clear_dns_cache() {
+    auto& cache = dns_cache();
+    std::lock_guard lock(cache.mutex);
+    cache.entries.clear();
+}
 
 Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint16_t port,
                                             const Deadlines& deadlines, const CancelToken* cancel) {
@@ -69,6 +93,16 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
     std::vector<ResolvedAddress> literal;
     if (run_getaddrinfo(host, port, AI_NUMERICHOST | AI_NUMERICSERV, literal) == 0 && !literal.empty())
         return literal;
+    const std::string key = cache_key(host, port);
+    {
+        auto& cache = dns_cache();
+        std::lock_guard lock(cache.mutex);
+        auto it = cache.entries.find(key);
+        if (it != cache.entries.end()) {
+            if (Clock::now() < it->second.first) return it->second.second;
+            cache.entries.erase(it);
+        }
+    }
 
     // getaddrinfo cannot be interrupted or bounded: run it on a detached
     // thread that owns its state, and wait for it under the deadline.
@@ -102,6 +136,12 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
                      "cannot resolve " + host + ": " + ::gai_strerror(lookup->rc));
     if (lookup->addresses.empty())
         return Error(ErrorCode::dns_failed, "no IPv4 or IPv6 address for " + host);
+    {
+        auto& cache = dns_cache();
+        std::lock_guard lock(cache.mutex);
+        if (cache.entries.size() >= DnsCache::max_entries) cache.entries.clear();  // bounded, simply
+        cache.entries[key] = {Clock::now() + DnsCache::ttl, lookup->addresses};
+    }
     return std::move(lookup->addresses);
 }
 
