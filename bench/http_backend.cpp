@@ -268,8 +268,12 @@ struct RawClient : Client {
         return ::sendmsg(fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(head.size() + body.size());
     }
     virtual void connected(const Poco::URI&) {}
+    virtual void closing() {}
     void connect_to(const Poco::URI& uri) {
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0) {
+            closing();
+            ::close(fd);
+        }
         fd = ::socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
@@ -417,6 +421,9 @@ struct OpenSslClient : RawClient {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
     }
     ~OpenSslClient() override {
+        if (g_tls.new_connection && handshakes > 1)
+            std::fprintf(stderr, "ref-openssl: %llu of %llu handshakes resumed a session\n",
+                         static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(handshakes));
         drop();
         if (session) SSL_SESSION_free(session);
         SSL_CTX_free(ctx);
@@ -428,9 +435,13 @@ struct OpenSslClient : RawClient {
             if (session) SSL_SESSION_free(session);
             session = s;
         }
+        // close_notify first: OpenSSL marks the session of a connection freed
+        // without it as not resumable.
+        SSL_shutdown(ssl);
         SSL_free(ssl);
         ssl = nullptr;
     }
+    void closing() override { drop(); }
     void connected(const Poco::URI& uri) override {
         drop();
         ssl = SSL_new(ctx);
@@ -439,7 +450,10 @@ struct OpenSslClient : RawClient {
         SSL_set1_host(ssl, uri.getHost().c_str());
         if (session) SSL_set_session(ssl, session);
         if (SSL_connect(ssl) != 1) abort_run("ref-openssl: handshake failed");
+        ++handshakes;
+        if (SSL_session_reused(ssl)) ++resumed;
     }
+    std::uint64_t handshakes = 0, resumed = 0;
     ssize_t receive(char* p, std::size_t n) override {
         for (;;) {
             int got = SSL_read(ssl, p, static_cast<int>(n));
