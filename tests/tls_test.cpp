@@ -86,9 +86,11 @@ TEST_CASE("a bad ca_file is tls_failed") {
     CHECK(r.error().code == ErrorCode::tls_failed);
 }
 
-TEST_CASE("HTTPS keep-alive reuses the connection, a new connection resumes the TLS session") {
+TEST_CASE("HTTPS keep-alive reuses the connection, a new connection resumes the TLS session (TLS 1.3 and 1.2)") {
+    const bool tls12 = GENERATE(false, true);
+    CAPTURE(tls12);
     const auto& pki = test_pki();
-    TlsServer server(pki.localhost_cert, pki.localhost_key);
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::answer, tls12);
     Options o = with_ca(pki.ca_cert);
     auto before = pool_stats();
     for (int i = 0; i < 5; ++i) REQUIRE(post(url("localhost", server.port()), "{}", {}, o).ok());

@@ -80,7 +80,7 @@ struct TlsServer::Impl {
     std::list<std::pair<Poco::Net::StreamSocket, std::thread>> connections;
 };
 
-TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode)
+TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode, bool tls12_only)
     : impl_(std::make_unique<Impl>()) {
     Poco::Net::Context::Params params;
     params.privateKeyFile = key_file;
@@ -91,6 +91,7 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
     impl_->context->enableSessionCache(true, "nous-test");
     // TLS 1.3 tickets let the client resume.
     SSL_CTX_set_num_tickets(impl_->context->sslContext(), 2);
+    if (tls12_only) SSL_CTX_set_max_proto_version(impl_->context->sslContext(), TLS1_2_VERSION);
     impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
     port_ = impl_->listener->address().port();
     impl_->acceptor = std::thread([this, mode] {

@@ -37,7 +37,10 @@ public:
         /// Answers one request, then resets the kept-alive connection.
         answer_then_reset,
     };
-    TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode = Mode::answer);
+    /// `tls12_only`: the server speaks at most TLS 1.2 (session resumption by
+    /// session id / ticket as TLS 1.2 does it, instead of TLS 1.3 PSKs).
+    TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode = Mode::answer,
+              bool tls12_only = false);
     ~TlsServer();
     std::uint16_t port() const { return port_; }
     std::uint64_t connections() const { return accepted_.load(); }
