@@ -133,3 +133,17 @@ TEST_CASE("SIGPIPE never kills the process: a TLS peer that resets while we writ
     CHECK(sigismember(&now, SIGPIPE) == 0);      // the caller's mask is restored
     CHECK(sigismember(&pending, SIGPIPE) == 0);  // and no SIGPIPE is left pending
 }
+
+TEST_CASE("the idle read timeout holds over TLS once the handshake is done") {
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::silent);
+    Options o = with_ca(pki.ca_cert);
+    o.read_timeout = std::chrono::milliseconds(300);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = post(url("localhost", server.port()), "{}", {}, o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::timeout_read);
+    CHECK(took >= std::chrono::milliseconds(250));  // not cut short
+    CHECK(took < std::chrono::seconds(30));          // the hang guard
+}

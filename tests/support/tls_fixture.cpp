@@ -140,6 +140,10 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
                             }
                             return;
                         }
+                        if (mode == Mode::silent) {
+                            while (!impl_->stopping) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                            return;
+                        }
                         if (mode == Mode::sse_then_reset) {
                             std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                                                "Transfer-Encoding: chunked\r\n\r\n" + nous::test::chunk("data: one\n\n");

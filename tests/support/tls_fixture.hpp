@@ -36,6 +36,8 @@ public:
         sse_then_reset,
         /// Answers one request, then resets the kept-alive connection.
         answer_then_reset,
+        /// Reads the request and never answers (until the server stops).
+        silent,
     };
     /// `tls12_only`: the server speaks at most TLS 1.2 (session resumption by
     /// session id / ticket as TLS 1.2 does it, instead of TLS 1.3 PSKs).
