@@ -96,11 +96,14 @@ struct ThreadHandle {
 
 /// The system CA bundle plus `ca_file`: CURLOPT_CAINFO would replace the
 /// system store, our contract adds a trust anchor to it.
-Result<std::string> ca_bundle_with(const std::string& ca_file) {
+/// The bundle is made once per ca_file and shared: no copy of the system
+/// store (~200 KB) per request.
+Result<std::shared_ptr<const std::string>> ca_bundle_with(const std::string& ca_file) {
     static std::mutex mutex;
-    static std::string cached_for, cached;
+    static std::string cached_for;
+    static std::shared_ptr<const std::string> cached;
     std::lock_guard lock(mutex);
-    if (cached_for == ca_file && !cached.empty()) return cached;
+    if (cached_for == ca_file && cached) return cached;
     std::ifstream extra(ca_file);
     if (!extra) return Error(ErrorCode::tls_failed, "cannot read ca_file " + ca_file);
     std::stringstream out;
@@ -108,7 +111,7 @@ Result<std::string> ca_bundle_with(const std::string& ca_file) {
     if (system) out << system.rdbuf() << "\n";
     out << extra.rdbuf();
     cached_for = ca_file;
-    cached = out.str();
+    cached = std::make_shared<const std::string>(out.str());
     return cached;
 }
 
@@ -283,12 +286,12 @@ public:
             warn_once("curl-insecure:" + call.url.origin(),
                       "TLS certificate verification is OFF for " + call.url.origin() + " (insecure)");
         }
-        std::string bundle;
+        std::shared_ptr<const std::string> bundle;
         if (!options.ca_file.empty()) {
             auto b = ca_bundle_with(options.ca_file);
             if (!b) return b.error();
-            bundle = b.value();
-            curl_blob blob{bundle.data(), bundle.size(), CURL_BLOB_NOCOPY};
+            bundle = b.value();  // held for the transfer: NOCOPY points into it
+            curl_blob blob{const_cast<char*>(bundle->data()), bundle->size(), CURL_BLOB_NOCOPY};
             curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
         }
         // Headers: our defaults unless given, no "Expect: 100-continue" round trip.
