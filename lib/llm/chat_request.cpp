@@ -42,6 +42,16 @@ void string(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapi
 /// Writes a schema given as JSON text as a JSON value.
 void raw_json(Writer& w, const rapidjson::Value& value) { value.Accept(w); }
 
+/// {"role": role, "content": content}.
+void message_object(Writer& w, std::string_view role, std::string_view content) {
+    w.StartObject();
+    w.Key("role");
+    string(w, role);
+    w.Key("content");
+    string(w, content);
+    w.EndObject();
+}
+
 /// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.
 void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema, const char* schema_key) {
     w.StartObject();
@@ -80,22 +90,8 @@ void openai_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_
     string(w, r.model);
     w.Key("messages");
     w.StartArray();
-    if (!r.system.empty()) {
-        w.StartObject();
-        w.Key("role");
-        w.String("system");
-        w.Key("content");
-        string(w, r.system);
-        w.EndObject();
-    }
-    for (const auto& m : r.messages) {
-        w.StartObject();
-        w.Key("role");
-        string(w, m.role);
-        w.Key("content");
-        string(w, m.content);
-        w.EndObject();
-    }
+    if (!r.system.empty()) message_object(w, "system", r.system);
+    for (const auto& m : r.messages) message_object(w, m.role, m.content);
     w.EndArray();
     if (r.stream) {
         w.Key("stream");
@@ -142,14 +138,7 @@ void anthropic_body(Writer& w, const ChatRequest& r, const std::vector<std::shar
     }
     w.Key("messages");
     w.StartArray();
-    for (const auto& m : r.messages) {
-        w.StartObject();
-        w.Key("role");
-        string(w, m.role);
-        w.Key("content");
-        string(w, m.content);
-        w.EndObject();
-    }
+    for (const auto& m : r.messages) message_object(w, m.role, m.content);
     w.EndArray();
     if (r.stream) {
         w.Key("stream");
