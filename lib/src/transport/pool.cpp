@@ -51,6 +51,8 @@ Reaper& reaper() {
     return *r;
 }
 constexpr auto kReapPeriod = std::chrono::milliseconds(250);
+/// Idle shorter than this: reused without a liveness probe (the stale resend covers it).
+constexpr auto kProbeAfterIdle = std::chrono::milliseconds(500);
 
 void reap_loop() {
     // Closing an idle TLS connection writes close_notify (docs/design/poco-traps.md#sigpipe).
@@ -163,8 +165,12 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const
                 auto transport = std::move(idle_.back());
                 idle_.pop_back();
                 // Read the clock here: this loop may run again after waiting for a slot.
-                bool expired = Clock::now() - transport->idle_since > settings_.idle_timeout;
-                if (!expired && transport->probe_alive()) {
+                const auto idle_for = Clock::now() - transport->idle_since;
+                const bool expired = idle_for > settings_.idle_timeout;
+                // A connection used moments ago skips the liveness probe (one
+                // syscall): if the peer closed it all the same, no response
+                // byte arrives and the request is resent once, transparently.
+                if (!expired && (idle_for < kProbeAfterIdle || transport->probe_alive())) {
                     pool_counters().reused.fetch_add(1, std::memory_order_relaxed);
                     return Lease{std::move(transport), true, {}};
                 }
