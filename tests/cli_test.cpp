@@ -1,4 +1,4 @@
-// nouscli end to end: the exact interface and exit codes of DESIGN.md.
+// nouscli end to end: the exact interface and exit codes of docs/design/nouscli.md.
 
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
