@@ -264,8 +264,8 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
                                                                    : ErrorCode::tls_failed,
                          "TLS handshake with " + key.origin.host + " did not complete");
         timings.tls = since(t2);
-        // Our poll() enforces read deadlines; this backstops a TLS record that
-        // arrives in pieces while SSL_read waits for the rest of it.
+        // Reads set their own timeout (read_tls: half the idle gap, since POCO
+        // waits in recv and again in poll); this covers anything POCO reads first.
         secure.setReceiveTimeout(Poco::Timespan(static_cast<Poco::Timespan::TimeDiff>(deadlines.idle.count()) * 1000));
         if (key.insecure)
             warn_once("insecure:" + key.origin.origin(),
