@@ -273,7 +273,10 @@ TEST_CASE("run_chat against the mock server: text, a tool call and usage in all 
             std::string streamed_text;
             nous::http::Options options;
             options.max_retries = 0;
-            auto result = run_chat(request, options, [&](const Delta& d) { streamed_text += d.text; });
+            auto result = run_chat(request, options, [&](const Delta& d) {
+                streamed_text += d.text;
+                return true;
+            });
             REQUIRE(result.ok());
             CHECK(result->text == "Hello from the nous-http");
             CHECK(streamed_text == result->text);

@@ -382,11 +382,11 @@ int cmd_chat(int argc, char** argv) {
     request.messages.push_back({"user", prompt});
     if (max_tokens > 0) request.max_tokens = max_tokens;
     request.stream = vm.count("no-stream") == 0;
+    std::string bad;
+    if (!parse_header_args(header_args, request.headers, bad)) return usage_error(bad);
+    // Built here too for the checks and -v; run_chat builds the same call.
     auto call = nous::llm::build_chat_call(request);
     if (!call) return usage_error(call.error().message);
-    Headers extra;
-    std::string bad;
-    if (!parse_header_args(header_args, extra, bad)) return usage_error(bad);
     if (auto e = validate_url(call->url)) return usage_error(e->message);
 
     Options options;
@@ -398,73 +398,23 @@ int cmd_chat(int argc, char** argv) {
     const bool verbose = vm.count("verbose") > 0;
     const bool json = vm.count("json") > 0;
     if (!verbose && !std::getenv("NOUS_LOG_LEVEL")) set_log_level(LogLevel::error);
-
-    // The caller's -H headers go after the provider's (a duplicate name replaces ours).
-    Headers headers;
-    for (const auto& h : call->headers) {
-        bool replaced = false;
-        for (const auto& x : extra) replaced |= header_name_equals(h.first, x.first);
-        if (!replaced) headers.push_back(h);
-    }
-    for (const auto& x : extra) headers.push_back(x);
     if (verbose) {
         std::cerr << "> POST " << redact_url(call->url) << "\n";
-        for (const auto& [k, v] : headers) std::cerr << "> " << redact_header(k, v) << "\n";
+        for (const auto& [k, v] : call->headers) std::cerr << "> " << redact_header(k, v) << "\n";
         std::cerr << "> " << call->body << "\n";
     }
 
-    // Text printed as it arrives, flushed per delta (unless --json).
+    // Text printed as it arrives, flushed per delta (unless --json); a closed
+    // stdout stops the stream at once.
     bool printed_any = false;
     bool stdout_closed = false;
-    auto on_delta = [&](const nous::llm::Delta& d) {
-        if (json || d.text.empty() || stdout_closed) return;
-        if (!write_out(stdout, d.text)) stdout_closed = true;
+    auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+        if (json || d.text.empty()) return true;
         printed_any = true;
-    };
-    nous::llm::Result<nous::llm::ChatResult> result = Error(ErrorCode::invalid_argument, "not run");
-    if (request.stream) {
-        // Run the stream here (not run_chat) so the provider's headers and ours both go out.
-        Stream s = stream(call->url, call->body, headers, options);
-        nous::llm::DeltaParser parser(request.provider);
-        nous::llm::Accumulator accumulator;
-        std::vector<nous::llm::Delta> deltas;
-        std::optional<Error> failure;
-        while (auto item = s.next()) {
-            if (item->is_done()) break;
-            if (item->is_error()) {
-                failure = nous::llm::provider_error(request.provider, std::move(item->error));
-                break;
-            }
-            deltas.clear();
-            if (auto e = parser.parse(item->event, deltas)) {
-                failure = *e;
-                break;
-            }
-            bool stop = false;
-            for (const auto& d : deltas) {
-                accumulator.add(d);
-                on_delta(d);
-                stop |= d.error.has_value();
-            }
-            if (stdout_closed) {
-                s.cancel();
-                return ok;
-            }
-            if (stop) break;
-        }
-        if (failure)
-            result = std::move(*failure);
-        else
-            result = accumulator.result();
-    } else {
-        auto response = post(call->url, call->body, headers, options);
-        if (!response) {
-            result = nous::llm::provider_error(request.provider, response.error());
-        } else {
-            result = nous::llm::parse_chat_response(request.provider, response->body);
-            if (result) on_delta(nous::llm::Delta{result->text, {}, {}, {}, {}, {}});
-        }
-    }
+        stdout_closed = !write_out(stdout, d.text);
+        return !stdout_closed;
+    });
+    if (stdout_closed) return ok;
     if (!result) {
         const Error& e = result.error();
         if (printed_any) write_out(stdout, "\n");

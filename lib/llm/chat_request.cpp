@@ -1,6 +1,7 @@
 // Chat requests for the three formats, written with RapidJSON (every string escaped).
 
 #include <rapidjson/stringbuffer.h>
+#include <vector>
 #include <rapidjson/writer.h>
 
 #include "nous/http/json.hpp"
@@ -245,6 +246,10 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
             break;
     }
     call.body.assign(buffer.GetString(), buffer.GetSize());
+    // The caller's headers go after ours; a name they repeat replaces ours.
+    for (const auto& [name, value] : request.headers)
+        std::erase_if(call.headers, [&](const auto& h) { return nous::http::header_name_equals(h.first, name); });
+    call.headers.insert(call.headers.end(), request.headers.begin(), request.headers.end());
     return call;
 }
 

@@ -5,7 +5,7 @@
 namespace nous::llm {
 
 Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
-                            const std::function<void(const Delta&)>& on_delta) {
+                            const std::function<bool(const Delta&)>& on_delta) {
     auto call = build_chat_call(request);
     if (!call) return call.error();
     if (!request.stream) {
@@ -30,8 +30,10 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         if (auto e = parser.parse(item->event, deltas)) return *e;
         for (const Delta& d : deltas) {
             accumulator.add(d);
-            if (on_delta) on_delta(d);
-            if (d.error) return accumulator.result();  // the provider ended the stream with an error
+            const bool go_on = !on_delta || on_delta(d);
+            // The provider ended the stream with an error, or the caller stopped it
+            // (dropping the stream cancels it).
+            if (d.error || !go_on) return accumulator.result();
         }
     }
     return accumulator.result();

@@ -56,6 +56,8 @@ struct ChatRequest {
     std::optional<double> temperature;
     std::vector<ToolSpec> tools;
     bool stream = true;
+    /// Sent after the provider's headers; one with the same name replaces the provider's.
+    Headers headers;
 };
 
 /// The HTTP request a ChatRequest becomes.
@@ -155,11 +157,12 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
 Error provider_error(Provider provider, Error error);
 
 /// Runs a chat request: streamed (calling `on_delta` for each delta as it
-/// arrives) or not, and returns the assembled message. A status >= 400 is an
+/// arrives; returning false stops the stream, and the message so far is
+/// returned) or not, and returns the assembled message. A status >= 400 is an
 /// http_status error carrying the provider's message; an error the provider
 /// sends inside a stream ends it and is reported in ChatResult::stream_error.
 Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options = {},
-                            const std::function<void(const Delta&)>& on_delta = {});
+                            const std::function<bool(const Delta&)>& on_delta = {});
 
 /// The message as one JSON object: {"text":..,"tool_calls":[{"id","name","arguments"}],
 /// "finish_reason":..,"usage":{"input_tokens","output_tokens"} or null}.
