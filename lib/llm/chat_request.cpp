@@ -247,8 +247,11 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     }
     call.body.assign(buffer.GetString(), buffer.GetSize());
     // The caller's headers go after ours; a name they repeat replaces ours.
-    for (const auto& [name, value] : request.headers)
-        std::erase_if(call.headers, [&](const auto& h) { return nous::http::header_name_equals(h.first, name); });
+    // (A plain loop variable, not a structured binding: clang 14, which builds the
+    // fuzz targets, cannot capture a structured binding in a lambda.)
+    for (const auto& caller_header : request.headers)
+        std::erase_if(call.headers,
+                      [&](const auto& h) { return nous::http::header_name_equals(h.first, caller_header.first); });
     call.headers.insert(call.headers.end(), request.headers.begin(), request.headers.end());
     return call;
 }
