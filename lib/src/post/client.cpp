@@ -30,9 +30,11 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
         if (!made) return made.error();
         call.emplace(std::move(made.value()));
     }
-    // TLS writes go through OpenSSL without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
+    // Our own transport never raises SIGPIPE (MSG_NOSIGNAL, and a guard around
+    // POCO's handshake); a custom or curl backend's TLS writes might
+    // (docs/design/poco-traps.md#sigpipe).
     std::optional<SigpipeGuard> guard;
-    if (call ? call->url.https : valid.value().https) guard.emplace();
+    if (!prepared_backend && valid.value().https) guard.emplace();
 
     const Request request{url, body, &headers};
     std::optional<Response> response;

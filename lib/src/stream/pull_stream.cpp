@@ -5,7 +5,6 @@
 #include <mutex>
 
 #include "core/cancel.hpp"
-#include "transport/sigpipe.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
 
@@ -21,7 +20,6 @@ public:
         : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {}
 
     Piece next() override {
-        SigpipeGuard guard;
         Piece piece;
         if (finished_) return piece;  // end
         if (!opened_) {
@@ -57,7 +55,6 @@ public:
         // On the caller's thread, right after [DONE] was decoded.
         if (!opened_ || finished_) return;
         finished_ = true;
-        SigpipeGuard guard;
         request_.drain_and_release(std::chrono::milliseconds(5));
     }
 

@@ -6,6 +6,7 @@
 #include <Poco/Net/SocketAddress.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -19,7 +20,6 @@
 #include "core/cancel.hpp"
 #include "core/log.hpp"
 #include "core/proxy.hpp"
-#include "transport/deadline_watch.hpp"
 #include "transport/io_counters.hpp"
 #include "transport/resolver.hpp"
 #include "transport/sigpipe.hpp"
@@ -63,12 +63,21 @@ IoStatus wait_fd(int fd, short events, const Deadlines& deadlines, Clock::time_p
     }
 }
 
-/// Re-arms TCP_QUICKACK: the kernel clears it, and without it a server that
-/// writes headers and body separately with Nagle on costs ~40 ms per request
+/// Leaves delayed-ACK ("pingpong") mode: without it a server that writes
+/// headers and body separately with Nagle on costs ~40 ms per request
 /// (docs/design/poco-traps.md#nagle).
 void arm_quickack(int fd) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+}
+
+/// The newest OpenSSL error of this thread, as text.
+std::string openssl_error_text() {
+    unsigned long code = ERR_peek_last_error();
+    if (code == 0) return "no OpenSSL error recorded";
+    char text[256];
+    ERR_error_string_n(code, text, sizeof text);
+    return text;
 }
 
 /// CONNECT host:port through an HTTP proxy; the socket then carries the tunnel.
@@ -169,6 +178,12 @@ Context::Ptr make_tls_context(const ConnectionKey& key) {
     // host inside the handshake instead.
     context->enableExtendedCertificateVerification(false);
     SSL_CTX* raw = context->sslContext();
+    // Reads and writes after the handshake are ours, on POCO's SSL object
+    // (transport/tls_bio.hpp): let the connection find it.
+    enable_ssl_capture(raw);
+    // One recv takes a whole record and whatever follows it, instead of a
+    // 5-byte record header and then its body: half the reads.
+    SSL_CTX_set_read_ahead(raw, 1);
     if (!key.insecure) {
         // Replace POCO's verify callback (routed through SSLManager events) with
         // OpenSSL's own decision.
@@ -242,8 +257,13 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
     if (proxy && key.origin.https) {
         if (auto e = tunnel(socket, key, *proxy, deadlines, cancel)) return *e;
     }
-    if (!key.origin.https) return std::make_unique<Connection>(socket, false, proxy.has_value());
+    if (!key.origin.https) return std::make_unique<Connection>(socket, nullptr, proxy.has_value());
 
+    // POCO's handshake writes through OpenSSL's socket BIO, without
+    // MSG_NOSIGNAL; so does the close of a socket whose handshake failed
+    // (docs/design/poco-traps.md#sigpipe).
+    SigpipeGuard guard;
+    SslCapture capture(fd);
     auto t2 = Clock::now();
     auto handshake_budget = [&] {
         int ms = millis_until(deadlines.connect_limit());
@@ -264,13 +284,16 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
                                                                    : ErrorCode::tls_failed,
                          "TLS handshake with " + key.origin.host + " did not complete");
         timings.tls = since(t2);
-        // Reads set their own timeout (read_tls: half the idle gap, since POCO
-        // waits in recv and again in poll); this covers anything POCO reads first.
-        secure.setReceiveTimeout(Poco::Timespan(static_cast<Poco::Timespan::TimeDiff>(deadlines.idle.count()) * 1000));
+        if (capture.ssl() == nullptr)
+            return Error(ErrorCode::tls_failed, "TLS with " + key.origin.host +
+                                                    ": the handshake's SSL object was not seen (context without capture)");
+        auto connection = std::make_unique<Connection>(secure, capture.ssl(), proxy.has_value());
+        if (!connection->take_over_tls())
+            return Error(ErrorCode::tls_failed, "TLS with " + key.origin.host + ": cannot allocate an OpenSSL BIO");
         if (key.insecure)
             warn_once("insecure:" + key.origin.origin(),
                       "TLS certificate verification is OFF for " + key.origin.origin() + " (insecure)");
-        return std::make_unique<Connection>(secure, true, proxy.has_value());
+        return connection;
     } catch (const Poco::TimeoutException&) {
         return Error(deadlines.connect_timeout_code(), "timed out in the TLS handshake with " + key.origin.host);
     } catch (const Poco::Exception& e) {
@@ -282,28 +305,29 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
     }
 }
 
-Connection::Connection(StreamSocket socket, bool tls, bool via_proxy)
+Connection::Connection(StreamSocket socket, SSL* ssl, bool via_proxy)
     : session_(std::make_unique<PocoSession>(socket)),
+      ssl_(ssl),
       fd_(socket.impl()->sockfd()),
-      tls_(tls),
+      tls_(ssl != nullptr),
       via_proxy_(via_proxy) {
     session_->setKeepAlive(true);
-    if (tls_) {
-        try {
-            resumed_ = SecureStreamSocket(session_->socket()).sessionWasReused();
-        } catch (...) {
-        }
-    }
+    if (ssl_ != nullptr) resumed_ = SSL_session_reused(ssl_) == 1;
 }
 
+bool Connection::take_over_tls() { return ssl_ != nullptr && attach_socket_bio(ssl_, this); }
+
 Connection::~Connection() {
-    // Closing a TLS socket writes close_notify: guard SIGPIPE on this thread
-    // (docs/design/poco-traps.md#sigpipe).
-    SigpipeGuard guard;
+    // POCO's close writes close_notify through our BIO (MSG_NOSIGNAL), and
+    // must not wait for a peer that stopped reading.
+    io_nonblocking_ = true;
     try {
         session_->abort();
     } catch (...) {
     }
+    // The SSL object (and our BIO, which points here) goes with the session:
+    // before the members it reads.
+    session_.reset();
 }
 
 void Connection::interrupt() noexcept { ::shutdown(fd_, SHUT_RDWR); }
@@ -318,75 +342,129 @@ void Connection::set_send_timeout(const Deadlines& deadlines) {
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+void Connection::set_receive_timeout(int ms) {
+    // The idle timeout is the same read after read: one setsockopt per
+    // connection, unless a total deadline shrinks it.
+    if (ms == receive_timeout_ms_) return;
+    receive_timeout_ms_ = ms;
+    timeval tv{ms / 1000, (ms % 1000) * 1000};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+void Connection::prepare_recv(Clock::time_point limit) {
+    set_receive_timeout(std::max(1, millis_until(limit)));
+    // The kernel re-enters delayed-ACK mode when we send, so the first read
+    // of a response may hold its ACK; the second read only happens when that
+    // first segment did not hold the whole response, which is when a Nagle
+    // server waits for our ACK before it sends the rest. Arming here ACKs at
+    // once, and leaves the mode off for every later read until we send again
+    // (docs/design/poco-traps.md#nagle). A response that arrives in one
+    // segment costs no setsockopt at all.
+    if (++reads_since_write_ == 2) arm_quickack(fd_);
+}
+
 IoResult Connection::write_all(std::string_view head, std::string_view body, const Deadlines& deadlines,
                                const CancelToken* cancel) {
-    if (!tls_) {
-        // Headers and body leave in one blocking sendmsg() however large the
-        // body: the kernel queues it all in one call unless the send timeout
-        // fires (we loop on a short count all the same). MSG_NOSIGNAL: POCO
-        // sends without it (docs/design/poco-traps.md#sigpipe).
-        iovec parts[2] = {{const_cast<char*>(head.data()), head.size()},
-                          {const_cast<char*>(body.data()), body.size()}};
-        int count = body.empty() ? 1 : 2;
-        iovec* iov = parts;
-        set_send_timeout(deadlines);
-        while (count > 0) {
-            if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-            msghdr msg{};
-            msg.msg_iov = iov;
-            msg.msg_iovlen = static_cast<std::size_t>(count);
-            count_send();
-            ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-                int err = errno;
-                if (err == EAGAIN || err == EWOULDBLOCK)
-                    return {Clock::now() >= deadlines.total_by ? IoStatus::timeout_total : IoStatus::timeout_read, 0,
-                            "write timed out"};
-                return {err == EPIPE || err == ECONNRESET ? IoStatus::reset : IoStatus::failed, 0,
-                        std::strerror(err)};
-            }
-            auto left = static_cast<std::size_t>(n);
-            while (count > 0 && left >= iov->iov_len) {
-                left -= iov->iov_len;
-                ++iov;
-                --count;
-            }
-            if (count > 0) {
-                iov->iov_base = static_cast<char*>(iov->iov_base) + left;
-                iov->iov_len -= left;
-            }
-        }
-        return {};
-    }
-    // TLS: one SSL_write for head and the first 256 KiB of body, then large pieces.
-    constexpr std::size_t piece = 256 * 1024;
-    std::string first;
-    first.reserve(head.size() + std::min(body.size(), piece));
-    first.append(head);
-    first.append(body.substr(0, piece));
-    std::string_view rest = body.size() > piece ? body.substr(piece) : std::string_view{};
-    try {
-        set_send_timeout(deadlines);
-        auto send_piece = [&](std::string_view data) {
-            while (!data.empty()) {
-                count_send();
-                int n = session_->write(data.data(), static_cast<std::streamsize>(data.size()));
-                if (n <= 0) throw Poco::Net::NetException("TLS write returned " + std::to_string(n));
-                data.remove_prefix(static_cast<std::size_t>(n));
-            }
-        };
-        send_piece(first);
-        while (!rest.empty()) {
-            send_piece(rest.substr(0, piece));
-            rest.remove_prefix(std::min(piece, rest.size()));
-        }
-    } catch (const Poco::TimeoutException&) {
-        return {Clock::now() >= deadlines.total_by ? IoStatus::timeout_total : IoStatus::timeout_read, 0, "write timed out"};
-    } catch (const Poco::Exception& e) {
+    reads_since_write_ = 0;
+    if (tls_) return write_tls(head, body, deadlines, cancel);
+    // Headers and body leave in one blocking sendmsg() however large the
+    // body: the kernel queues it all in one call unless the send timeout
+    // fires (we loop on a short count all the same). MSG_NOSIGNAL: POCO
+    // sends without it (docs/design/poco-traps.md#sigpipe).
+    iovec parts[2] = {{const_cast<char*>(head.data()), head.size()},
+                      {const_cast<char*>(body.data()), body.size()}};
+    int count = body.empty() ? 1 : 2;
+    iovec* iov = parts;
+    set_send_timeout(deadlines);
+    while (count > 0) {
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-        return {IoStatus::reset, 0, e.displayText()};
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = static_cast<std::size_t>(count);
+        count_send();
+        ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
+            int err = errno;
+            if (err == EAGAIN || err == EWOULDBLOCK)
+                return {Clock::now() >= deadlines.total_by ? IoStatus::timeout_total : IoStatus::timeout_read, 0,
+                        "write timed out"};
+            return {err == EPIPE || err == ECONNRESET ? IoStatus::reset : IoStatus::failed, 0, std::strerror(err)};
+        }
+        auto left = static_cast<std::size_t>(n);
+        while (count > 0 && left >= iov->iov_len) {
+            left -= iov->iov_len;
+            ++iov;
+            --count;
+        }
+        if (count > 0) {
+            iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+            iov->iov_len -= left;
+        }
+    }
+    return {};
+}
+
+long Connection::socket_send(const char* data, std::size_t n) {
+    // MSG_NOSIGNAL: a peer that closed gets EPIPE, never SIGPIPE.
+    count_send();
+    return ::send(fd_, data, n, MSG_NOSIGNAL | (io_nonblocking_ ? MSG_DONTWAIT : 0));
+}
+
+long Connection::socket_recv(char* buffer, std::size_t n) {
+    if (io_nonblocking_) return ::recv(fd_, buffer, n, MSG_DONTWAIT);
+    // OpenSSL calls this as often as it needs to complete a record: checking
+    // the total deadline before each wait is what bounds a record that drips
+    // in a byte at a time (docs/design/poco-traps.md#no-total-deadline).
+    const auto now = Clock::now();
+    if (now >= op_total_by_) {
+        op_past_total_ = true;
+        errno = EAGAIN;
+        return -1;
+    }
+    op_recv_limit_ = std::min(op_total_by_, now + op_idle_);
+    prepare_recv(op_recv_limit_);
+    count_recv();
+    return ::recv(fd_, buffer, n, 0);
+}
+
+IoResult Connection::write_tls(std::string_view head, std::string_view body, const Deadlines& deadlines,
+                               const CancelToken* cancel) {
+    // Head and the first 256 KiB of body in one SSL_write: for a request of
+    // up to 16 KiB that is one record and one send. The buffer is kept, so
+    // this costs a copy, not an allocation.
+    constexpr std::size_t piece = 256 * 1024;
+    tls_write_buffer_.assign(head);
+    tls_write_buffer_.append(body.substr(0, std::min(body.size(), piece)));
+    std::string_view rest = body.size() > piece ? body.substr(piece) : std::string_view{};
+    std::string_view data = tls_write_buffer_;
+    set_send_timeout(deadlines);
+    op_total_by_ = deadlines.total_by;
+    std::size_t sent = 0;
+    for (;;) {
+        while (!data.empty()) {
+            if (is_cancelled(cancel)) return {IoStatus::cancelled, sent, "cancelled"};
+            ERR_clear_error();
+            std::size_t written = 0;
+            int rc = SSL_write_ex(ssl_, data.data(), data.size(), &written);
+            if (rc == 1) {
+                data.remove_prefix(written);
+                sent += written;
+                continue;
+            }
+            const int error = SSL_get_error(ssl_, rc);
+            const int sys = errno;
+            if (is_cancelled(cancel)) return {IoStatus::cancelled, sent, "cancelled"};
+            if (error == SSL_ERROR_WANT_WRITE)  // SO_SNDTIMEO fired
+                return {Clock::now() >= deadlines.total_by ? IoStatus::timeout_total : IoStatus::timeout_read, sent,
+                        "write timed out"};
+            std::string detail = error == SSL_ERROR_SYSCALL && sys != 0 ? std::strerror(sys) : openssl_error_text();
+            return {IoStatus::reset, sent, "TLS write failed: " + detail};
+        }
+        if (rest.empty()) break;
+        data = rest.substr(0, std::min(rest.size(), piece));
+        rest.remove_prefix(data.size());
     }
     return {};
 }
@@ -396,70 +474,48 @@ IoResult Connection::read_some(char* buffer, std::size_t n, const Deadlines& dea
     return tls_ ? read_tls(buffer, n, deadlines, cancel) : read_plain(buffer, n, deadlines, cancel);
 }
 
-void Connection::set_tls_receive_timeout(const Deadlines& deadlines, Clock::time_point limit) {
-    // POCO re-polls with its own receive timeout after every partial TLS
-    // record (docs/design/poco-traps.md#no-total-deadline): keep that timeout
-    // no longer than what is left of min(idle, total deadline).
-    // Half the gap: POCO waits once in recv (SO_RCVTIMEO) and once more in poll.
-    long long us = std::max<long long>(
-        1000, std::chrono::duration_cast<std::chrono::microseconds>(limit - Clock::now()).count() / 2);
-    if (deadlines.total_by == Clock::time_point::max() && us / 1000 == tls_receive_timeout_us_ / 1000) return;
-    tls_receive_timeout_us_ = us;
-    session_->socket().setReceiveTimeout(Poco::Timespan(static_cast<Poco::Timespan::TimeDiff>(us)));
-}
-
 IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel) {
-    // POCO re-polls inside one SSL_read for as long as a record keeps dripping
-    // in: the watch shuts the socket down when the total deadline passes
-    // (docs/design/poco-traps.md#no-total-deadline).
-    DeadlineWatch watch(this, deadlines.total_by);
-    auto past_total = [&] { return Clock::now() >= deadlines.total_by; };
+    op_total_by_ = deadlines.total_by;
+    op_idle_ = deadlines.idle;
+    op_past_total_ = false;
+    auto past_total = [&] { return op_past_total_ || Clock::now() >= deadlines.total_by; };
     auto failure = [&](IoStatus status, std::string detail) -> IoResult {
+        // After shutdown() from a canceller the socket looks closed: check first
+        // (docs/design/poco-traps.md#clean-eof-after-shutdown).
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
         if (past_total()) return {IoStatus::timeout_total, 0, "total deadline passed"};
         return {status, 0, std::move(detail)};
     };
     for (;;) {
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-        bool pending = false;
-        try {
-            pending = session_->socket().available() > 0;  // SSL_pending: poll cannot see it
-        } catch (...) {
+        ERR_clear_error();
+        std::size_t got = 0;
+        int rc = SSL_read_ex(ssl_, buffer, n, &got);
+        if (rc == 1) return {IoStatus::ok, got, {}};
+        const int error = SSL_get_error(ssl_, rc);
+        const int sys = errno;
+        switch (error) {
+            case SSL_ERROR_ZERO_RETURN:
+                return failure(IoStatus::eof, "connection closed by peer (close_notify)");
+            case SSL_ERROR_WANT_READ:
+                // Our BIO's recv timed out (or refused to wait past the total deadline).
+                if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
+                if (past_total()) return {IoStatus::timeout_total, 0, "total deadline passed"};
+                if (Clock::now() < op_recv_limit_) continue;  // woke early (timer rounding)
+                return {IoStatus::timeout_read, 0, "timed out"};
+            case SSL_ERROR_SYSCALL:
+                if (sys == ECONNRESET || sys == EPIPE) return failure(IoStatus::reset, std::strerror(sys));
+                if (sys == 0) return failure(IoStatus::tls_eof, "connection closed without close_notify");
+                return failure(IoStatus::failed, std::strerror(sys));
+            case SSL_ERROR_SSL:
+                // OpenSSL 3 reports a close without close_notify as this error:
+                // a truncation, not a TLS failure (docs/design/poco-traps.md#tls-eof).
+                if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+                    return failure(IoStatus::tls_eof, "connection closed without close_notify");
+                return failure(IoStatus::failed, "TLS read failed: " + openssl_error_text());
+            default:
+                return failure(IoStatus::failed, "TLS read failed: SSL error " + std::to_string(error));
         }
-        // No poll of ours before the read: SSL_read blocks in recv bounded by
-        // SO_RCVTIMEO, and POCO then polls once more with the same timeout
-        // (docs/design/poco-traps.md#no-total-deadline), so each half gets
-        // half of the gap allowed. One syscall per read saved.
-        if (!pending) arm_quickack(fd_);
-        int got = 0;
-        try {
-            const auto now = Clock::now();
-            if (now >= deadlines.total_by) return {IoStatus::timeout_total, 0, "total deadline passed"};
-            set_tls_receive_timeout(deadlines, std::min(deadlines.total_by, now + deadlines.idle));
-            count_recv();
-            got = session_->receive_some(buffer, static_cast<int>(std::min<std::size_t>(n, 1 << 30)));
-        } catch (const Poco::TimeoutException&) {
-            return {past_total() ? IoStatus::timeout_total : IoStatus::timeout_read, 0, "timed out"};
-        } catch (const Poco::Net::ConnectionResetException& e) {
-            return failure(IoStatus::reset, e.displayText());
-        } catch (const Poco::Net::SSLException& e) {
-            // OpenSSL 3 reports a close without close_notify as this SSLException:
-            // a truncation, not a TLS failure (docs/design/poco-traps.md#tls-eof).
-            std::string text = e.displayText();
-            return failure(text.find("unexpected eof") != std::string::npos ? IoStatus::tls_eof : IoStatus::failed,
-                           text);
-        } catch (const Poco::Exception& e) {
-            return failure(IoStatus::failed, e.displayText());
-        }
-        if (got > 0) return {IoStatus::ok, static_cast<std::size_t>(got), {}};
-        // After shutdown() from a canceller (or the deadline watch), the socket
-        // looks like a clean EOF: check first
-        // (docs/design/poco-traps.md#clean-eof-after-shutdown).
-        if (got == 0) return failure(IoStatus::eof, "connection closed by peer");
-        if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-        if (past_total()) return {IoStatus::timeout_total, 0, "total deadline passed"};
-        // Negative on TLS: a record without application data (e.g. a session
-        // ticket); wait for more.
     }
 }
 
@@ -472,8 +528,7 @@ IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& de
         const auto now = Clock::now();
         if (now >= deadlines.total_by) return {IoStatus::timeout_total, 0, "total deadline passed"};
         const auto limit = std::min(deadlines.total_by, now + deadlines.idle);
-        set_receive_timeout(std::max(1, millis_until(limit)));
-        arm_quickack(fd_);
+        prepare_recv(limit);
         count_recv();
         ssize_t got = ::recv(fd_, buffer, n, 0);
         if (got > 0) return {IoStatus::ok, static_cast<std::size_t>(got), {}};
@@ -490,31 +545,24 @@ IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& de
     }
 }
 
-void Connection::set_receive_timeout(int ms) {
-    // The idle timeout is the same read after read: one setsockopt per
-    // connection, unless a total deadline shrinks it.
-    if (ms == receive_timeout_ms_) return;
-    receive_timeout_ms_ = ms;
-    timeval tv{ms / 1000, (ms % 1000) * 1000};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
 bool Connection::probe_alive() {
-    pollfd p{fd_, POLLIN, 0};
-    int rc = ::poll(&p, 1, 0);
-    if (rc == 0) return true;
-    if (rc < 0 || !tls_ || (p.revents & (POLLHUP | POLLERR))) return false;
-    // TLS: a late session ticket makes the socket readable without data.
-    try {
-        if (session_->socket().available() > 0) return false;
-        session_->socket().setBlocking(false);
-        char byte;
-        int got = session_->receive_some(&byte, 1);
-        session_->socket().setBlocking(true);
-        return got < 0;
-    } catch (...) {
-        return false;
+    // TLS: bytes OpenSSL already holds (read ahead) are invisible to poll.
+    if (!tls_ || SSL_has_pending(ssl_) == 0) {
+        pollfd p{fd_, POLLIN, 0};
+        int rc = ::poll(&p, 1, 0);
+        if (rc == 0) return true;
+        if (rc < 0 || !tls_ || (p.revents & (POLLHUP | POLLERR))) return false;
     }
+    // TLS and readable: a late session ticket is alive; data, close_notify or
+    // a close is not. Read without waiting to tell them apart.
+    io_nonblocking_ = true;
+    ERR_clear_error();
+    char byte;
+    std::size_t got = 0;
+    int rc = SSL_read_ex(ssl_, &byte, 1, &got);
+    const bool alive = rc != 1 && SSL_get_error(ssl_, rc) == SSL_ERROR_WANT_READ;
+    io_nonblocking_ = false;
+    return alive;
 }
 
 Poco::Net::Session::Ptr Connection::tls_session() {

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/url.hpp"
+#include "transport/tls_bio.hpp"
 #include "transport/transport.hpp"
 
 namespace nous::http::detail {
@@ -44,10 +45,16 @@ struct ConnectionKey {
     std::string to_string() const;
 };
 
-class Connection final : public Transport {
+/// POCO owns the socket and, over TLS, the SSL object it handshook; reads and
+/// writes are ours: plain ones are syscalls on the descriptor, TLS ones
+/// SSL_read / SSL_write through our BIO (transport/tls_bio.hpp).
+class Connection final : public Transport, private SocketIo {
 public:
-    Connection(Poco::Net::StreamSocket socket, bool tls, bool via_proxy);
+    /// `ssl`: the handshaken SSL object of a TLS socket (null for plain).
+    Connection(Poco::Net::StreamSocket socket, SSL* ssl, bool via_proxy);
     ~Connection() override;
+    /// Puts our BIO under the SSL object; false if OpenSSL cannot allocate it.
+    bool take_over_tls();
 
     IoResult write_all(std::string_view head, std::string_view body, const Deadlines& deadlines,
                        const CancelToken* cancel) override;
@@ -64,16 +71,33 @@ public:
     Poco::Net::Session::Ptr tls_session();
 
 private:
+    // SocketIo: the BIO's syscalls.
+    long socket_recv(char* buffer, std::size_t n) override;
+    long socket_send(const char* data, std::size_t n) override;
+    int socket_fd() const noexcept override { return fd_; }
+
     void set_send_timeout(const Deadlines& deadlines);
     void set_receive_timeout(int ms);
-    void set_tls_receive_timeout(const Deadlines& deadlines, Clock::time_point limit);
+    /// Before each blocking recv: the receive timeout for this wait, and
+    /// TCP_QUICKACK on the second read after a write.
+    void prepare_recv(Clock::time_point limit);
+    IoResult write_tls(std::string_view head, std::string_view body, const Deadlines& deadlines,
+                       const CancelToken* cancel);
     IoResult read_plain(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
     IoResult read_tls(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
 
     std::unique_ptr<PocoSession> session_;
+    SSL* ssl_ = nullptr;  ///< owned by POCO's socket inside session_
+    std::string tls_write_buffer_;  ///< head and body joined into one record; kept between requests
+    // The deadlines of the TLS operation in progress, read by socket_recv.
+    Clock::time_point op_total_by_ = Clock::time_point::max();
+    std::chrono::milliseconds op_idle_{0};
+    Clock::time_point op_recv_limit_{};  ///< what the last blocking recv waited until
+    bool op_past_total_ = false;         ///< socket_recv refused to wait past the total deadline
+    bool io_nonblocking_ = false;        ///< the liveness probe and the close: never wait
+    int reads_since_write_ = 0;
     int send_timeout_ms_ = -1;
     int receive_timeout_ms_ = -1;
-    long long tls_receive_timeout_us_ = -1;
     int fd_ = -1;
     bool tls_ = false;
     bool via_proxy_ = false;
