@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -104,6 +105,37 @@ TEST_CASE("a connection with bytes after the response is not reused") {
     });
     REQUIRE(post(server.url(), "{}").ok());
     REQUIRE(post(server.url(), "{}").ok());
+    CHECK(server.connections() == 2);
+}
+
+TEST_CASE("bytes that arrive after a response, while the connection sits idle, are never taken for the next response") {
+    // An unsolicited response (a buggy server's extra answer, a 408 before its
+    // close) reaches the idle connection right after the first call returned:
+    // the next call must not read it as its own response.
+    std::promise<void> first_returned;
+    std::promise<void> junk_sent;
+    auto first_returned_future = first_returned.get_future();
+    FaultServer server([&](Peer& peer, std::uint64_t index) {
+        if (index == 0) {
+            if (!peer.read_request()) return;
+            peer.send(ok_response("first"));
+            first_returned_future.wait();
+            // On loopback the bytes are in the client's receive queue when send returns.
+            peer.send(ok_response("unsolicited"));
+            junk_sent.set_value();
+            peer.stall();
+            return;
+        }
+        while (peer.read_request()) peer.send(ok_response("second"));
+    });
+    auto first = post(server.url(), "{}");
+    REQUIRE(first.ok());
+    CHECK(first->body == "first");
+    first_returned.set_value();
+    junk_sent.get_future().wait();
+    auto second = post(server.url(), "{}");
+    REQUIRE(second.ok());
+    CHECK(second->body == "second");
     CHECK(server.connections() == 2);
 }
 

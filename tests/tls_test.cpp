@@ -5,6 +5,7 @@
 
 #include "nous/http/client.hpp"
 #include "fault_server.hpp"
+#include "transport/io_counters.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -101,6 +102,40 @@ TEST_CASE("HTTPS keep-alive reuses the connection, a new connection resumes the 
     CHECK(server.connections() == 2);
     CHECK(server.handshakes_resumed() == 1);
     CHECK(pool_stats().tls_sessions_resumed - before.tls_sessions_resumed == 1);
+}
+
+TEST_CASE("a kept-alive HTTPS request is one send and its small response one read") {
+    // One SSL_write of head and body is one record and one send(); read-ahead
+    // takes the whole response record in one recv() (without it: the 5-byte
+    // record header, then the rest). Counted in our BIO, syscall by syscall.
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key);
+    Options o = with_ca(pki.ca_cert);
+    REQUIRE(post(url("localhost", server.port()), "{}", {}, o).ok());  // handshake and tickets outside the count
+    std::string body(1024, 'b');
+    auto before = detail::io_counters();
+    auto r = post(url("localhost", server.port()), body, {}, o);
+    auto after = detail::io_counters();
+    REQUIRE(r.ok());
+    CHECK(r->body == "tls-ok");
+    CHECK(r->connection_reused);
+    CHECK(after.send_calls - before.send_calls == 1);
+    CHECK(after.recv_calls - before.recv_calls == 1);
+}
+
+TEST_CASE("an unsolicited TLS record read ahead with a response keeps its connection out of the pool") {
+    // The second response arrives in the same segment as the first, so it sits
+    // in OpenSSL's read-ahead buffer where poll() cannot see it.
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::answer_then_unsolicited);
+    Options o = with_ca(pki.ca_cert);
+    for (int i = 0; i < 3; ++i) {
+        auto r = post(url("localhost", server.port()), "{}", {}, o);
+        REQUIRE(r.ok());
+        CHECK(r->body == "tls-ok");
+        CHECK_FALSE(r->connection_reused);
+    }
+    CHECK(server.connections() == 3);
 }
 
 TEST_CASE("a TLS handshake that stalls is bounded by the connect timeout") {

@@ -6,6 +6,8 @@
 #include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/Net/SocketAddress.h>
 #include <openssl/ssl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include <stdexcept>
 
 #include "fault_server.hpp"
+#include "transport/sigpipe.hpp"
 
 namespace nous::test {
 
@@ -155,6 +158,15 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
                             return;
                         }
                         std::string response = ok_response("tls-ok");
+                        if (mode == Mode::answer_then_unsolicited) {
+                            int on = 1, off = 0;
+                            ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+                            secure.sendBytes(response.data(), static_cast<int>(response.size()));
+                            std::string extra = ok_response("unsolicited");
+                            secure.sendBytes(extra.data(), static_cast<int>(extra.size()));
+                            ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+                            continue;
+                        }
                         secure.sendBytes(response.data(), static_cast<int>(response.size()));
                         if (mode == Mode::answer_then_reset) {
                             linger l{1, 0};
@@ -172,6 +184,10 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
 }
 
 TlsServer::~TlsServer() {
+    // Closing the server's TLS sockets writes close_notify through POCO,
+    // without MSG_NOSIGNAL, on this (the test's) thread: a client already gone
+    // makes that a SIGPIPE, left pending for a later test to receive.
+    nous::http::detail::SigpipeGuard guard;
     impl_->stopping = true;
     // Wake accept() with a throwaway connection, then close the listener.
     try {
@@ -186,6 +202,7 @@ TlsServer::~TlsServer() {
         ::shutdown(socket.impl()->sockfd(), SHUT_RDWR);
         thread.join();
     }
+    impl_->connections.clear();  // the closes, inside the guard
 }
 
 }  // namespace nous::test

@@ -38,6 +38,10 @@ public:
         answer_then_reset,
         /// Reads the request and never answers (until the server stops).
         silent,
+        /// Answers, and sends a second, unsolicited response as its own TLS
+        /// record in the same TCP segment (corked): the client reads it
+        /// ahead with the first, so only OpenSSL's buffer holds it.
+        answer_then_unsolicited,
     };
     /// `tls12_only`: the server speaks at most TLS 1.2 (session resumption by
     /// session id / ticket as TLS 1.2 does it, instead of TLS 1.3 PSKs).

@@ -51,8 +51,6 @@ Reaper& reaper() {
     return *r;
 }
 constexpr auto kReapPeriod = std::chrono::milliseconds(250);
-/// Idle shorter than this: reused without a liveness probe (the stale resend covers it).
-constexpr auto kProbeAfterIdle = std::chrono::milliseconds(500);
 
 void reap_loop() {
     // Closing an idle TLS connection writes close_notify (docs/design/poco-traps.md#sigpipe).
@@ -167,10 +165,11 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const
                 // Read the clock here: this loop may run again after waiting for a slot.
                 const auto idle_for = Clock::now() - transport->idle_since;
                 const bool expired = idle_for > settings_.idle_timeout;
-                // A connection used moments ago skips the liveness probe (one
-                // syscall): if the peer closed it all the same, no response
-                // byte arrives and the request is resent once, transparently.
-                if (!expired && (idle_for < kProbeAfterIdle || transport->probe_alive())) {
+                // The liveness probe runs however short the idle time: the
+                // stale resend would cover a peer's close, but not bytes that
+                // arrived unasked (an extra response, a 408 before a close),
+                // which the next request would take for its own response.
+                if (!expired && transport->probe_alive()) {
                     pool_counters().reused.fetch_add(1, std::memory_order_relaxed);
                     return Lease{std::move(transport), true, {}};
                 }

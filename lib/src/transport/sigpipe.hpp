@@ -8,8 +8,9 @@
 namespace nous::http::detail {
 
 /// POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe):
-/// on the caller's thread, block SIGPIPE around TLS I/O, consume a pending
-/// one, and restore the caller's mask.
+/// on the caller's thread, block SIGPIPE around such writes, consume one that
+/// they raised, and restore the caller's mask. A SIGPIPE that was already
+/// pending when the guard began is the caller's: it is left alone.
 class SigpipeGuard {
 public:
     SigpipeGuard() {
@@ -17,16 +18,22 @@ public:
         sigaddset(&pipe_, SIGPIPE);
         pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
         was_blocked_ = sigismember(&old_, SIGPIPE) == 1;
+        if (was_blocked_) {
+            sigset_t pending;
+            sigpending(&pending);
+            was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+        }
     }
     ~SigpipeGuard() {
-        if (was_blocked_) return;
-        sigset_t pending;
-        sigpending(&pending);
-        if (sigismember(&pending, SIGPIPE) == 1) {
-            timespec zero{0, 0};
-            sigtimedwait(&pipe_, nullptr, &zero);
+        if (!was_pending_) {
+            sigset_t pending;
+            sigpending(&pending);
+            if (sigismember(&pending, SIGPIPE) == 1) {
+                timespec zero{0, 0};
+                sigtimedwait(&pipe_, nullptr, &zero);
+            }
         }
-        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+        if (!was_blocked_) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
     }
     SigpipeGuard(const SigpipeGuard&) = delete;
     SigpipeGuard& operator=(const SigpipeGuard&) = delete;
@@ -34,6 +41,7 @@ public:
 private:
     sigset_t pipe_{}, old_{};
     bool was_blocked_ = false;
+    bool was_pending_ = false;
 };
 
 }  // namespace nous::http::detail
