@@ -54,6 +54,7 @@
 #include "bench_util.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/http/testing.hpp"
 
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
@@ -65,6 +66,7 @@ namespace {
 struct TlsRun {
     std::string cacert;
     bool new_connection = false;
+    bool no_resume = false;  ///< with new_connection: no session offered, a full handshake each time
 };
 TlsRun g_tls;
 
@@ -102,9 +104,18 @@ struct NousClient : Client {
         options.backend = backend;
         options.ca_file = g_tls.cacert;
     }
+    ~NousClient() override {
+        if (!g_tls.new_connection) return;
+        auto stats = nous::http::pool_stats();
+        std::fprintf(stderr, "%s: %llu of %llu connections resumed a TLS session\n", options.backend.c_str(),
+                     static_cast<unsigned long long>(stats.tls_sessions_resumed),
+                     static_cast<unsigned long long>(stats.connections_created));
+    }
     int post(const std::string& url, const std::string& body, std::string& out) override {
-        // A fresh connection: the idle one is closed, the origin's TLS session kept.
+        // A fresh connection: the idle one is closed, the origin's TLS session
+        // kept (or, with --no-resume, dropped).
         if (g_tls.new_connection) nous::http::pool_clear();
+        if (g_tls.no_resume) nous::http::testing::forget_tls_sessions();
         auto r = nous::http::post(url, body, {}, options);
         if (!r) {
             if (r.error().code == nous::http::ErrorCode::http_status) return r.error().status;
@@ -166,7 +177,7 @@ struct PocoClient : Client {
                     params.verificationMode = Poco::Net::Context::VERIFY_RELAXED;
                     params.loadDefaultCAs = true;
                     context = new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, params);
-                    context->enableSessionCache(true);
+                    context->enableSessionCache(!g_tls.no_resume);
                 }
                 session = std::make_unique<Poco::Net::HTTPSClientSession>(uri.getHost(), uri.getPort(), context);
             } else {
@@ -235,6 +246,7 @@ struct CurlClient : Client {
         curl_easy_setopt(easy, CURLOPT_WRITEDATA, &out);
         if (!g_tls.cacert.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, g_tls.cacert.c_str());
         if (g_tls.new_connection) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+        if (g_tls.no_resume) curl_easy_setopt(easy, CURLOPT_SSL_SESSIONID_CACHE, 0L);
         CURLcode rc = curl_easy_perform(easy);
         if (rc != CURLE_OK) abort_run(std::string("ref-curl: ") + curl_easy_strerror(rc));
         long status = 0;
@@ -448,7 +460,7 @@ struct OpenSslClient : RawClient {
         SSL_set_fd(ssl, fd);
         SSL_set_tlsext_host_name(ssl, uri.getHost().c_str());
         SSL_set1_host(ssl, uri.getHost().c_str());
-        if (session) SSL_set_session(ssl, session);
+        if (session && !g_tls.no_resume) SSL_set_session(ssl, session);
         if (SSL_connect(ssl) != 1) abort_run("ref-openssl: handshake failed");
         ++handshakes;
         if (SSL_session_reused(ssl)) ++resumed;
@@ -646,6 +658,7 @@ int main(int argc, char** argv) {
         ("stream-backend", po::value(&stream_backend), "nous stream backend (streaming scenarios)")
         ("cacert", po::value(&g_tls.cacert), "https: trust this CA (PEM) besides the system store")
         ("new-connection", "every iteration opens a fresh connection (cold TCP + TLS; sessions resumed)")
+        ("no-resume", "with a fresh connection per iteration, no TLS session is offered: a full handshake each time")
         ("client", po::value(&client),
          "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events|ref-openssl "
          "(default: nous-<backend>)");
@@ -661,7 +674,8 @@ int main(int argc, char** argv) {
         std::cout << desc << "\n";
         return 0;
     }
-    g_tls.new_connection = vm.count("new-connection") > 0;
+    g_tls.new_connection = vm.count("new-connection") > 0 || vm.count("no-resume") > 0;
+    g_tls.no_resume = vm.count("no-resume") > 0;
 #ifdef NOUS_BENCH_HAVE_CURL
     curl_global_init(CURL_GLOBAL_DEFAULT);
 #endif

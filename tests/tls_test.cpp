@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "nous/http/client.hpp"
+#include "nous/http/testing.hpp"
 #include "fault_server.hpp"
 #include "transport/io_counters.hpp"
 #include "tls_fixture.hpp"
@@ -100,6 +101,13 @@ TEST_CASE("HTTPS keep-alive reuses the connection, a new connection resumes the 
     pool_clear();  // forces a new connection, which should resume
     REQUIRE(post(url("localhost", server.port()), "{}", {}, o).ok());
     CHECK(server.connections() == 2);
+    CHECK(server.handshakes_resumed() == 1);
+    CHECK(pool_stats().tls_sessions_resumed - before.tls_sessions_resumed == 1);
+    // Without the kept session, the next connection makes a full handshake.
+    pool_clear();
+    testing::forget_tls_sessions();
+    REQUIRE(post(url("localhost", server.port()), "{}", {}, o).ok());
+    CHECK(server.connections() == 3);
     CHECK(server.handshakes_resumed() == 1);
     CHECK(pool_stats().tls_sessions_resumed - before.tls_sessions_resumed == 1);
 }

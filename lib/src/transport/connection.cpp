@@ -596,6 +596,11 @@ Result<std::unique_ptr<Transport>> PocoConnector::connect(const Deadlines& deadl
     return std::unique_ptr<Transport>(std::move(opened.value()));
 }
 
+void PocoConnector::forget_tls_session() {
+    std::lock_guard lock(mutex_);
+    tls_session_ = nullptr;
+}
+
 void PocoConnector::on_reusable(Transport& transport) {
     if (!transport.tls()) return;
     // Only this connector makes the transports of its pool.

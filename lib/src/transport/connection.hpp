@@ -116,6 +116,7 @@ public:
     Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines, const CancelToken* cancel,
                                                ConnectTimings& timings) override;
     void on_reusable(Transport& transport) override;
+    void forget_tls_session() override;
 
 private:
     const ConnectionKey key_;

@@ -9,6 +9,7 @@
 #include "core/cancel.hpp"
 #include "core/log.hpp"
 #include "nous/http/client.hpp"
+#include "nous/http/testing.hpp"
 
 namespace nous::http {
 
@@ -284,6 +285,10 @@ PoolStats pool_stats() {
 
 void pool_clear() {
     for (auto& pool : detail::all_pools()) pool->clear();
+}
+
+void testing::forget_tls_sessions() {
+    for (auto& pool : detail::all_pools()) pool->forget_tls_session();
 }
 
 }  // namespace nous::http

@@ -34,6 +34,8 @@ public:
     void checkin(std::unique_ptr<Transport> transport, bool reusable);
     /// Closes every idle connection.
     void clear();
+    /// The connector's TLS session is dropped (testing::forget_tls_sessions).
+    void forget_tls_session() { connector_->forget_tls_session(); }
     /// Closes idle connections past their expiry; returns how many remain idle.
     std::size_t reap_expired();
     const ConnectionKey& key() const noexcept { return key_; }

@@ -78,6 +78,9 @@ public:
     /// A transport that completed a response goes back to the pool: keep what
     /// the next connection can reuse (the TLS session).
     virtual void on_reusable(Transport&) {}
+    /// Drops the TLS session kept for resumption: the next connection makes a
+    /// full handshake.
+    virtual void forget_tls_session() {}
 };
 
 }  // namespace nous::http::detail

@@ -19,4 +19,10 @@ struct Hooks {
     std::function<double()> random;
 };
 
+/// Drops the TLS session every origin keeps for resumption (pooled backend):
+/// the next new connection to each makes a full handshake. Connections
+/// already open are not touched (pool_clear() closes the idle ones). For
+/// benchmarks of the full handshake and for tests.
+void forget_tls_sessions();
+
 }  // namespace nous::http::testing
