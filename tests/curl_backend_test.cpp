@@ -102,6 +102,18 @@ TEST_CASE("curl: one easy handle per thread reuses its connection across request
     CHECK(server.connections_accepted() == 3);
 }
 
+TEST_CASE("curl: pool_clear() closes this thread's connection, at its next call") {
+    MockServer server;
+    server.start();
+    REQUIRE(post(server.base_url() + "/small", "{}", {}, curl()).ok());
+    REQUIRE(post(server.base_url() + "/small", "{}", {}, curl())->connection_reused);
+    pool_clear();
+    auto r = post(server.base_url() + "/small", "{}", {}, curl());
+    REQUIRE(r.ok());
+    CHECK_FALSE(r->connection_reused);
+    CHECK(server.connections_accepted() == 2);
+}
+
 TEST_CASE("curl: HTTP/2 is negotiated by ALPN over TLS, and force_http1 keeps HTTP/1.1") {
     if (std::system("command -v nghttpd > /dev/null 2>&1") != 0) {
         FAIL("nghttpd is missing: make deps installs nghttp2-server");

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "core/log.hpp"
 #include "core/strings.hpp"
 #include "post/backends.hpp"
+#include "transport/pool.hpp"
 
 namespace nous::http::detail {
 
@@ -88,6 +90,7 @@ struct ThreadHandle {
     HandleSockets sockets;  // first: connections close (through it) in the cleanups below
     CURL* easy = curl_easy_init();
     CURLM* multi = curl_multi_init();
+    std::uint64_t clear_generation = pool_clear_generation();
     ~ThreadHandle() {
         curl_multi_cleanup(multi);
         curl_easy_cleanup(easy);
@@ -237,7 +240,14 @@ public:
     Result<Response> post_prepared(const PreparedCall& call, const Request& request,
                                    Clock::time_point total_by) override {
         const Options& options = *call.options;
-        thread_local ThreadHandle handle;
+        // pool_clear() closes this thread's connection too, at its next call:
+        // a handle is not safe to touch from another thread.
+        thread_local std::unique_ptr<ThreadHandle> handle_slot;
+        if (!handle_slot || handle_slot->clear_generation != pool_clear_generation()) {
+            handle_slot.reset();
+            handle_slot = std::make_unique<ThreadHandle>();
+        }
+        ThreadHandle& handle = *handle_slot;
         CURL* easy = handle.easy;
         // Reset options, keep the connection and caches of this thread's handle.
         curl_easy_reset(easy);

@@ -283,7 +283,15 @@ PoolStats pool_stats() {
     return {c.created.load(), c.reused.load(), c.stale.load(), c.resent.load(), c.tls_resumed.load()};
 }
 
+namespace detail {
+namespace {
+std::atomic<std::uint64_t> clear_generation{0};
+}
+std::uint64_t pool_clear_generation() noexcept { return clear_generation.load(std::memory_order_acquire); }
+}  // namespace detail
+
 void pool_clear() {
+    detail::clear_generation.fetch_add(1, std::memory_order_acq_rel);
     for (auto& pool : detail::all_pools()) pool->clear();
 }
 

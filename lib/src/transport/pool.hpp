@@ -68,6 +68,9 @@ void set_connector_factory_for_tests(ConnectorFactory factory);
 /// Tests: forget every pool (idle connections closed), so that new settings
 /// or a new connector factory take effect.
 void reset_pools_for_tests();
+/// Bumped by every pool_clear(): backends that keep connections outside the
+/// pools (the curl backend, per thread) close them when it changed.
+std::uint64_t pool_clear_generation() noexcept;
 
 struct PoolCounters {
     std::atomic<std::uint64_t> created{0}, reused{0}, stale{0}, resent{0}, tls_resumed{0};

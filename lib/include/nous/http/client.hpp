@@ -116,7 +116,9 @@ struct PoolStats {
     std::uint64_t tls_sessions_resumed = 0; ///< TLS handshakes that resumed a session
 };
 PoolStats pool_stats();
-/// Close every idle pooled connection (tests, and apps before fork()).
+/// Close every idle pooled connection (tests, and apps before fork()). The
+/// curl backend keeps one connection per calling thread: each thread's is
+/// closed at that thread's next call.
 void pool_clear();
 
 }  // namespace nous::http
