@@ -5,16 +5,7 @@
 
 namespace nous::http {
 
-bool header_name_equals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
+bool header_name_equals(std::string_view a, std::string_view b) noexcept { return detail::ascii_iequals(a, b); }
 
 std::optional<std::string_view> Response::header(std::string_view name) const {
     for (const auto& [k, v] : headers)

@@ -7,6 +7,8 @@
 namespace nous::http::detail {
 
 std::string to_lower(std::string_view s);
+/// Equal ignoring ASCII case (no copy).
+bool ascii_iequals(std::string_view a, std::string_view b) noexcept;
 /// Without leading and trailing spaces and tabs (HTTP optional white space).
 std::string_view trim(std::string_view s) noexcept;
 

@@ -71,6 +71,12 @@ void arm_quickack(int fd) {
     ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
 }
 
+/// SSL_get_error needs an empty error queue before each SSL call. Peeking
+/// first: clearing walks the whole queue, and it is empty on the hot path.
+void clear_openssl_errors() {
+    if (ERR_peek_error() != 0) ERR_clear_error();
+}
+
 /// The newest OpenSSL error of this thread, as text.
 std::string openssl_error_text() {
     unsigned long code = ERR_peek_last_error();
@@ -445,7 +451,7 @@ IoResult Connection::write_tls(std::string_view head, std::string_view body, con
     for (;;) {
         while (!data.empty()) {
             if (is_cancelled(cancel)) return {IoStatus::cancelled, sent, "cancelled"};
-            ERR_clear_error();
+            clear_openssl_errors();
             std::size_t written = 0;
             int rc = SSL_write_ex(ssl_, data.data(), data.size(), &written);
             if (rc == 1) {
@@ -488,7 +494,7 @@ IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& dead
     };
     for (;;) {
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-        ERR_clear_error();
+        clear_openssl_errors();
         std::size_t got = 0;
         int rc = SSL_read_ex(ssl_, buffer, n, &got);
         if (rc == 1) return {IoStatus::ok, got, {}};
@@ -556,7 +562,7 @@ bool Connection::probe_alive() {
     // TLS and readable: a late session ticket is alive; data, close_notify or
     // a close is not. Read without waiting to tell them apart.
     io_nonblocking_ = true;
-    ERR_clear_error();
+    clear_openssl_errors();
     char byte;
     std::size_t got = 0;
     int rc = SSL_read_ex(ssl_, &byte, 1, &got);
@@ -573,6 +579,16 @@ Poco::Net::Session::Ptr Connection::tls_session() {
     } catch (...) {
         return nullptr;
     }
+}
+
+Poco::Net::Session::Ptr Connection::tls_session_if_new() {
+    if (!tls_) return nullptr;
+    // TLS 1.3 tickets arrive after the handshake, each one a new session
+    // object: compare pointers, and build POCO's wrapper only for a new one.
+    const SSL_SESSION* current = SSL_get0_session(ssl_);
+    if (current == nullptr || current == reported_session_) return nullptr;
+    reported_session_ = current;
+    return tls_session();
 }
 
 Result<std::unique_ptr<Transport>> PocoConnector::connect(const Deadlines& deadlines, const CancelToken* cancel,
@@ -604,7 +620,7 @@ void PocoConnector::forget_tls_session() {
 void PocoConnector::on_reusable(Transport& transport) {
     if (!transport.tls()) return;
     // Only this connector makes the transports of its pool.
-    Poco::Net::Session::Ptr session = static_cast<Connection&>(transport).tls_session();
+    Poco::Net::Session::Ptr session = static_cast<Connection&>(transport).tls_session_if_new();
     if (!session) return;
     std::lock_guard lock(mutex_);
     tls_session_ = session;

@@ -69,6 +69,9 @@ public:
     int fd() const noexcept { return fd_; }
     /// TLS session to resume on the next connection to this origin.
     Poco::Net::Session::Ptr tls_session();
+    /// The same, or null when it is the one this method returned last time
+    /// (a kept-alive connection checks in after every response).
+    Poco::Net::Session::Ptr tls_session_if_new();
 
 private:
     // SocketIo: the BIO's syscalls.
@@ -88,6 +91,7 @@ private:
 
     std::unique_ptr<PocoSession> session_;
     SSL* ssl_ = nullptr;  ///< owned by POCO's socket inside session_
+    const SSL_SESSION* reported_session_ = nullptr;  ///< by tls_session_if_new
     std::string tls_write_buffer_;  ///< head and body joined into one record; kept between requests
     // The deadlines of the TLS operation in progress, read by socket_recv.
     Clock::time_point op_total_by_ = Clock::time_point::max();
