@@ -105,7 +105,7 @@ struct NousClient : Client {
         options.ca_file = g_tls.cacert;
     }
     ~NousClient() override {
-        if (!g_tls.new_connection) return;
+        if (!g_tls.new_connection || options.backend != "pooled") return;  // pool_stats: the pooled backend
         auto stats = nous::http::pool_stats();
         std::fprintf(stderr, "%s: %llu of %llu connections resumed a TLS session\n", options.backend.c_str(),
                      static_cast<unsigned long long>(stats.tls_sessions_resumed),

@@ -9,17 +9,25 @@
 # median's time per request, and its ratio to raw OpenSSL (ref-openssl, the
 # limit): requests/s for keep-alive, time per request for the cold modes.
 #   bench/run_tls_table.sh [RUNS] [SECONDS]      (defaults 5 runs of 2 s)
-# RAW_OUT=FILE keeps the JSON lines of every run.
+# RAW_OUT=FILE keeps the JSON lines of every run. PIN=1 runs the client and
+# nginx's worker on CPU 0 together: each request then costs the sum of both
+# sides' CPU time, with no wake-up latency of an idle core in it (on a VM that
+# latency can dominate a loopback round trip and hide the client's own cost).
 set -euo pipefail
 runs=${1:-5} seconds=${2:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${BENCH_BIN:-$here/../build/bench/http_backend}
 "$here/nginx/nginx.sh" start >/dev/null
 trap '"$here/nginx/nginx.sh" stop' EXIT
+pin=()
+if [ "${PIN:-0}" = 1 ]; then
+  for pid in $(pgrep -f "nginx: worker"); do taskset -pc 0 "$pid" >/dev/null; done
+  pin=(taskset -c 0)
+fi
 base=https://localhost:18081
 ca=${NGINX_BENCH_DIR:-/tmp/nous-bench-nginx}/tls/ca.pem
 clients="nous-pooled ref-openssl ref-poco ref-curl"
-"$bin" --client nous-curl --scenario small_post --seconds 0.1 --warmup 0 --url-base "$base" --cacert "$ca" \
+"${pin[@]}" "$bin" --client nous-curl --scenario small_post --seconds 0.1 --warmup 0 --url-base "$base" --cacert "$ca" \
   >/dev/null 2>&1 && clients="$clients nous-curl"
 out=${RAW_OUT:-$(mktemp)}
 : >"$out"
@@ -31,7 +39,7 @@ for mode in keep-alive resumed full; do
   esac
   for run in $(seq 1 "$runs"); do
     for client in $clients; do
-      line=$("$bin" --url-base "$base" --cacert "$ca" --scenario small_post --client "$client" \
+      line=$("${pin[@]}" "$bin" --url-base "$base" --cacert "$ca" --scenario small_post --client "$client" \
         --seconds "$seconds" --warmup 0.5 "${flags[@]}" 2>/dev/null)
       echo "$mode $line" >>"$out"
     done

@@ -16,7 +16,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
+#include <optional>
 #include <vector>
 
 #include "codec/retry_hint.hpp"
@@ -97,25 +97,26 @@ struct ThreadHandle {
     }
 };
 
-/// The system CA bundle plus `ca_file`: CURLOPT_CAINFO would replace the
-/// system store, our contract adds a trust anchor to it.
-/// The bundle is made once per ca_file and shared: no copy of the system
-/// store (~200 KB) per request.
-Result<std::shared_ptr<const std::string>> ca_bundle_with(const std::string& ca_file) {
+/// The system store, hashed one certificate per file: with it as
+/// CURLOPT_CAPATH beside `ca_file` as CURLOPT_CAINFO, `ca_file` adds a trust
+/// anchor to the system store instead of replacing it. libcurl 7.88 parses
+/// CAINFO (and a CAINFO_BLOB) again for every new connection and looks
+/// CAPATH up lazily, so only `ca_file` is parsed per connection: handing it
+/// the whole system bundle cost ~28 ms per new connection
+/// (docs/design/poco-traps.md#curl-ca-per-connection).
+constexpr const char* kSystemCaPath = "/etc/ssl/certs";
+
+/// A ca_file that cannot be read is refused before any connection, as the
+/// pooled backend refuses it (checked once per path).
+std::optional<Error> check_ca_file(const std::string& ca_file) {
     static std::mutex mutex;
-    static std::string cached_for;
-    static std::shared_ptr<const std::string> cached;
+    static std::string readable;
     std::lock_guard lock(mutex);
-    if (cached_for == ca_file && cached) return cached;
-    std::ifstream extra(ca_file);
-    if (!extra) return Error(ErrorCode::tls_failed, "cannot read ca_file " + ca_file);
-    std::stringstream out;
-    std::ifstream system("/etc/ssl/certs/ca-certificates.crt");
-    if (system) out << system.rdbuf() << "\n";
-    out << extra.rdbuf();
-    cached_for = ca_file;
-    cached = std::make_shared<const std::string>(out.str());
-    return cached;
+    if (readable == ca_file) return std::nullopt;
+    std::ifstream file(ca_file);
+    if (!file) return Error(ErrorCode::tls_failed, "cannot read ca_file " + ca_file);
+    readable = ca_file;
+    return std::nullopt;
 }
 
 struct Transfer {
@@ -296,13 +297,10 @@ public:
             warn_once("curl-insecure:" + call.url.origin(),
                       "TLS certificate verification is OFF for " + call.url.origin() + " (insecure)");
         }
-        std::shared_ptr<const std::string> bundle;
         if (!options.ca_file.empty()) {
-            auto b = ca_bundle_with(options.ca_file);
-            if (!b) return b.error();
-            bundle = b.value();  // held for the transfer: NOCOPY points into it
-            curl_blob blob{const_cast<char*>(bundle->data()), bundle->size(), CURL_BLOB_NOCOPY};
-            curl_easy_setopt(easy, CURLOPT_CAINFO_BLOB, &blob);
+            if (auto e = check_ca_file(options.ca_file)) return *e;
+            curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str());
+            curl_easy_setopt(easy, CURLOPT_CAPATH, kSystemCaPath);
         }
         // Headers: our defaults unless given, no "Expect: 100-continue" round trip.
         curl_slist* list = nullptr;
