@@ -50,6 +50,15 @@
 #include <curl/curl.h>
 #endif
 
+#ifdef NOUS_BENCH_HAVE_BEAST
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#endif
+
 #include "nous/http/client.hpp"
 #include "bench_util.hpp"
 #include "nous/http/mock_server.hpp"
@@ -479,6 +488,105 @@ struct OpenSslClient : RawClient {
     }
 };
 
+#ifdef NOUS_BENCH_HAVE_BEAST
+/// Boost.Beast as a careful user writes it: synchronous, one keep-alive
+/// connection (TLS: the chain and host name verified, SNI, the last session
+/// offered to the next connection), http::string_body request and response.
+struct BeastClient : Client {
+    boost::asio::io_context io;
+    boost::asio::ssl::context tls_context{boost::asio::ssl::context::tls_client};
+    std::unique_ptr<boost::beast::tcp_stream> plain;
+    std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> secure;
+    boost::beast::flat_buffer buffer;
+    std::string origin;
+    SSL_SESSION* session = nullptr;
+    bool nodelay;
+    explicit BeastClient(bool nd) : nodelay(nd) {
+        tls_context.set_default_verify_paths();
+        if (!g_tls.cacert.empty()) tls_context.load_verify_file(g_tls.cacert);
+        tls_context.set_verify_mode(boost::asio::ssl::verify_peer);
+        SSL_CTX_set_min_proto_version(tls_context.native_handle(), TLS1_2_VERSION);
+        SSL_CTX_set_session_cache_mode(tls_context.native_handle(), SSL_SESS_CACHE_CLIENT);
+    }
+    std::uint64_t handshakes = 0, resumed = 0;
+    ~BeastClient() override {
+        if (g_tls.new_connection && handshakes > 1)
+            std::fprintf(stderr, "ref-beast: %llu of %llu handshakes resumed a session\n",
+                         static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(handshakes));
+        drop();
+        if (session) SSL_SESSION_free(session);
+    }
+    void drop() {
+        boost::system::error_code ignored;
+        if (secure) {
+            SSL* ssl = secure->native_handle();
+            if (SSL_SESSION* s = SSL_get1_session(ssl)) {
+                if (session) SSL_SESSION_free(session);
+                session = s;
+            }
+            SSL_shutdown(ssl);  // close_notify, without waiting for the peer's
+            secure->next_layer().socket().close(ignored);
+            secure.reset();
+        }
+        if (plain) {
+            plain->socket().close(ignored);
+            plain.reset();
+        }
+        buffer.clear();
+    }
+    void connect(const Poco::URI& uri) {
+        drop();
+        boost::asio::ip::tcp::resolver resolver(io);
+        auto endpoints = resolver.resolve(uri.getHost(), std::to_string(uri.getPort()));
+        if (uri.getScheme() == "https") {
+            secure = std::make_unique<boost::beast::ssl_stream<boost::beast::tcp_stream>>(io, tls_context);
+            secure->next_layer().connect(endpoints);
+            secure->next_layer().socket().set_option(boost::asio::ip::tcp::no_delay(nodelay));
+            SSL* ssl = secure->native_handle();
+            SSL_set_tlsext_host_name(ssl, uri.getHost().c_str());
+            SSL_set1_host(ssl, uri.getHost().c_str());
+            if (session && !g_tls.no_resume) SSL_set_session(ssl, session);
+            secure->handshake(boost::asio::ssl::stream_base::client);
+            ++handshakes;
+            if (SSL_session_reused(ssl)) ++resumed;
+        } else {
+            plain = std::make_unique<boost::beast::tcp_stream>(io);
+            plain->connect(endpoints);
+            plain->socket().set_option(boost::asio::ip::tcp::no_delay(nodelay));
+        }
+    }
+    template <class Stream>
+    int exchange(Stream& stream, const Poco::URI& uri, const std::string& body, std::string& out) {
+        namespace http = boost::beast::http;
+        http::request<http::string_body> request{http::verb::post, uri.getPathAndQuery(), 11};
+        request.set(http::field::host, uri.getHost() + ":" + std::to_string(uri.getPort()));
+        request.set(http::field::content_type, "application/json");
+        request.keep_alive(true);
+        request.body() = body;
+        request.prepare_payload();
+        http::write(stream, request);
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(1ull << 30);
+        http::read(stream, buffer, parser);
+        out = std::move(parser.get().body());
+        return parser.get().result_int();
+    }
+    int post(const std::string& url, const std::string& body, std::string& out) override {
+        Poco::URI uri(url);
+        const std::string o = uri.getScheme() + "://" + uri.getHost() + ":" + std::to_string(uri.getPort());
+        try {
+            if ((!secure && !plain) || o != origin || g_tls.new_connection) {
+                connect(uri);
+                origin = o;
+            }
+            return secure ? exchange(*secure, uri, body, out) : exchange(*plain, uri, body, out);
+        } catch (const std::exception& e) {
+            abort_run(std::string("ref-beast: ") + e.what());
+        }
+    }
+};
+#endif
+
 std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
     if (name == "nous-pooled") return std::make_unique<NousClient>(nodelay, "pooled");
     if (name == "nous-curl") return std::make_unique<NousClient>(nodelay, "curl");
@@ -487,6 +595,9 @@ std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {
     if (name == "ref-poco") return std::make_unique<PocoClient>(nodelay);
     if (name == "ref-raw") return std::make_unique<RawClient>(nodelay, false);
     if (name == "ref-openssl") return std::make_unique<OpenSslClient>(nodelay);
+#ifdef NOUS_BENCH_HAVE_BEAST
+    if (name == "ref-beast") return std::make_unique<BeastClient>(nodelay);
+#endif
     if (name == "ref-raw-events") return std::make_unique<RawClient>(nodelay, true);
 #ifdef NOUS_BENCH_HAVE_CURL
     if (name == "ref-curl") return std::make_unique<CurlClient>(nodelay);
@@ -660,7 +771,7 @@ int main(int argc, char** argv) {
         ("new-connection", "every iteration opens a fresh connection (cold TCP + TLS; sessions resumed)")
         ("no-resume", "with a fresh connection per iteration, no TLS session is offered: a full handshake each time")
         ("client", po::value(&client),
-         "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events|ref-openssl "
+         "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events|ref-openssl|ref-beast "
          "(default: nous-<backend>)");
     po::variables_map vm;
     try {

@@ -26,7 +26,7 @@ if [ "${PIN:-0}" = 1 ]; then
 fi
 base=https://localhost:18081
 ca=${NGINX_BENCH_DIR:-/tmp/nous-bench-nginx}/tls/ca.pem
-clients="nous-pooled ref-openssl ref-poco ref-curl"
+clients="nous-pooled ref-openssl ref-beast ref-poco ref-curl"
 "${pin[@]}" "$bin" --client nous-curl --scenario small_post --seconds 0.1 --warmup 0 --url-base "$base" --cacert "$ca" \
   >/dev/null 2>&1 && clients="$clients nous-curl"
 out=${RAW_OUT:-$(mktemp)}
