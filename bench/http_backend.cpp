@@ -426,13 +426,51 @@ struct RawClient : Client {
     }
 };
 
+/// The TLS session a reference client offers to its next connection, and
+/// how many of its handshakes resumed one (printed with --new-connection).
+struct SessionKeeper {
+    const char* client;
+    SSL_SESSION* session = nullptr;
+    std::uint64_t handshakes = 0, resumed = 0;
+    explicit SessionKeeper(const char* name) : client(name) {}
+    ~SessionKeeper() {
+        if (g_tls.new_connection && handshakes > 1)
+            std::fprintf(stderr, "%s: %llu of %llu handshakes resumed a session\n", client,
+                         static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(handshakes));
+        release();
+    }
+    /// Frees the kept session (before its SSL_CTX goes).
+    void release() {
+        if (session) SSL_SESSION_free(session);
+        session = nullptr;
+    }
+    /// Before the handshake: offer the kept session (unless --no-resume).
+    void offer(SSL* ssl) const {
+        if (session && !g_tls.no_resume) SSL_set_session(ssl, session);
+    }
+    void handshook(SSL* ssl) {
+        ++handshakes;
+        if (SSL_session_reused(ssl)) ++resumed;
+    }
+    /// Keeps the connection's session (TLS 1.3 tickets arrive after the
+    /// handshake), then sends close_notify: OpenSSL marks the session of a
+    /// connection freed without it as not resumable.
+    void keep_and_shut_down(SSL* ssl) {
+        if (SSL_SESSION* s = SSL_get1_session(ssl)) {
+            if (session) SSL_SESSION_free(session);
+            session = s;
+        }
+        SSL_shutdown(ssl);
+    }
+};
+
 /// The TLS limit: raw OpenSSL over the raw client's socket and parser. The
 /// chain and host name verified, TLS >= 1.2, SNI, and the session of the last
 /// connection offered to the next one.
 struct OpenSslClient : RawClient {
     SSL_CTX* ctx = nullptr;
     SSL* ssl = nullptr;
-    SSL_SESSION* session = nullptr;
+    SessionKeeper sessions{"ref-openssl"};
     explicit OpenSslClient(bool nd) : RawClient(nd, false) {
         ctx = SSL_CTX_new(TLS_client_method());
         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -442,23 +480,13 @@ struct OpenSslClient : RawClient {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
     }
     ~OpenSslClient() override {
-        if (g_tls.new_connection && handshakes > 1)
-            std::fprintf(stderr, "ref-openssl: %llu of %llu handshakes resumed a session\n",
-                         static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(handshakes));
         drop();
-        if (session) SSL_SESSION_free(session);
+        sessions.release();
         SSL_CTX_free(ctx);
     }
     void drop() {
         if (!ssl) return;
-        // The session to resume (TLS 1.3 tickets arrive after the handshake).
-        if (SSL_SESSION* s = SSL_get1_session(ssl)) {
-            if (session) SSL_SESSION_free(session);
-            session = s;
-        }
-        // close_notify first: OpenSSL marks the session of a connection freed
-        // without it as not resumable.
-        SSL_shutdown(ssl);
+        sessions.keep_and_shut_down(ssl);
         SSL_free(ssl);
         ssl = nullptr;
     }
@@ -469,12 +497,10 @@ struct OpenSslClient : RawClient {
         SSL_set_fd(ssl, fd);
         SSL_set_tlsext_host_name(ssl, uri.getHost().c_str());
         SSL_set1_host(ssl, uri.getHost().c_str());
-        if (session && !g_tls.no_resume) SSL_set_session(ssl, session);
+        sessions.offer(ssl);
         if (SSL_connect(ssl) != 1) abort_run("ref-openssl: handshake failed");
-        ++handshakes;
-        if (SSL_session_reused(ssl)) ++resumed;
+        sessions.handshook(ssl);
     }
-    std::uint64_t handshakes = 0, resumed = 0;
     ssize_t receive(char* p, std::size_t n) override {
         for (;;) {
             int got = SSL_read(ssl, p, static_cast<int>(n));
@@ -499,7 +525,7 @@ struct BeastClient : Client {
     std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> secure;
     boost::beast::flat_buffer buffer;
     std::string origin;
-    SSL_SESSION* session = nullptr;
+    SessionKeeper sessions{"ref-beast"};
     bool nodelay;
     explicit BeastClient(bool nd) : nodelay(nd) {
         tls_context.set_default_verify_paths();
@@ -508,23 +534,11 @@ struct BeastClient : Client {
         SSL_CTX_set_min_proto_version(tls_context.native_handle(), TLS1_2_VERSION);
         SSL_CTX_set_session_cache_mode(tls_context.native_handle(), SSL_SESS_CACHE_CLIENT);
     }
-    std::uint64_t handshakes = 0, resumed = 0;
-    ~BeastClient() override {
-        if (g_tls.new_connection && handshakes > 1)
-            std::fprintf(stderr, "ref-beast: %llu of %llu handshakes resumed a session\n",
-                         static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(handshakes));
-        drop();
-        if (session) SSL_SESSION_free(session);
-    }
+    ~BeastClient() override { drop(); }
     void drop() {
         boost::system::error_code ignored;
         if (secure) {
-            SSL* ssl = secure->native_handle();
-            if (SSL_SESSION* s = SSL_get1_session(ssl)) {
-                if (session) SSL_SESSION_free(session);
-                session = s;
-            }
-            SSL_shutdown(ssl);  // close_notify, without waiting for the peer's
+            sessions.keep_and_shut_down(secure->native_handle());  // without waiting for the peer's close_notify
             secure->next_layer().socket().close(ignored);
             secure.reset();
         }
@@ -545,10 +559,9 @@ struct BeastClient : Client {
             SSL* ssl = secure->native_handle();
             SSL_set_tlsext_host_name(ssl, uri.getHost().c_str());
             SSL_set1_host(ssl, uri.getHost().c_str());
-            if (session && !g_tls.no_resume) SSL_set_session(ssl, session);
+            sessions.offer(ssl);
             secure->handshake(boost::asio::ssl::stream_base::client);
-            ++handshakes;
-            if (SSL_session_reused(ssl)) ++resumed;
+            sessions.handshook(ssl);
         } else {
             plain = std::make_unique<boost::beast::tcp_stream>(io);
             plain->connect(endpoints);

@@ -27,15 +27,10 @@ for scenario in small_post large_seq parallel_50 sse_firehose; do
     done
   done
 done
-mawk -v runs="$runs" '
-  function field(line, key,   m) { if (match(line, "\"" key "\":[0-9.]+")) { m = substr(line, RSTART, RLENGTH); sub(/.*:/, "", m); return m + 0 } return -1 }
-  function str(line, key,   m) { match(line, "\"" key "\":\"[^\"]*\""); m = substr(line, RSTART, RLENGTH); sub(/.*:"/, "", m); sub(/"$/, "", m); return m }
+mawk -v runs="$runs" -f "$here/table_stats.awk" -f /dev/stdin "$out" <<'AWK'
   { c = str($0, "client"); s = str($0, "scenario"); k = s "|" c; v = (s == "sse_firehose") ? field($0, "mib_s") : field($0, "ips");
     if (!(k in order)) { order[k] = ++seen; names[seen] = k }
     n[k]++; vals[k, n[k]] = v; alloc[k] = field($0, "alloc_bytes") }
-  function median(k,   i, j, t, a, m) { m = n[k]; for (i = 1; i <= m; i++) a[i] = vals[k, i];
-    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-    lo[k] = a[1]; hi[k] = a[m]; return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
   END {
     for (i = 1; i <= seen; i++) { k = names[i]; med[k] = median(k) }
     printf "%-13s %-15s %12s %22s %10s %12s\n", "scenario", "client", "median", "min..max", "x limit", "alloc_bytes"
@@ -43,5 +38,6 @@ mawk -v runs="$runs" '
       lim = (p[1] == "sse_firehose") ? p[1] "|ref-raw-events" : p[1] "|ref-raw";
       printf "%-13s %-15s %12.1f %10.1f..%-10.1f %9.2fx %12d\n", p[1], p[2], med[k], lo[k], hi[k], med[k] / med[lim], alloc[k] }
     print "(ips; sse_firehose in MiB/s; " runs " runs each)"
-  }' "$out"
+  }
+AWK
 [ -n "${RAW_OUT:-}" ] || rm -f "$out"

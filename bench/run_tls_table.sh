@@ -48,14 +48,9 @@ for mode in keep-alive resumed full; do
     done
   done
 done
-mawk -v runs="$runs" '
-  function field(line, key,   m) { if (match(line, "\"" key "\":[0-9.]+")) { m = substr(line, RSTART, RLENGTH); sub(/.*:/, "", m); return m + 0 } return -1 }
-  function str(line, key,   m) { match(line, "\"" key "\":\"[^\"]*\""); m = substr(line, RSTART, RLENGTH); sub(/.*:"/, "", m); sub(/"$/, "", m); return m }
+mawk -v runs="$runs" -f "$here/table_stats.awk" -f /dev/stdin "$out" <<'AWK'
   { k = $1 "|" str($0, "client"); if (!(k in order)) { order[k] = ++seen; names[seen] = k }
     n[k]++; vals[k, n[k]] = field($0, "ips") }
-  function median(k,   i, j, t, a, m) { m = n[k]; for (i = 1; i <= m; i++) a[i] = vals[k, i];
-    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-    lo[k] = a[1]; hi[k] = a[m]; return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
   END {
     for (i = 1; i <= seen; i++) { k = names[i]; med[k] = median(k) }
     printf "%-11s %-12s %10s %20s %10s %12s\n", "mode", "client", "req/s", "min..max", "ms/req", "x ref-openssl"
@@ -63,5 +58,6 @@ mawk -v runs="$runs" '
       ratio = (p[1] == "keep-alive") ? med[k] / med[lim] : med[lim] / med[k];
       printf "%-11s %-12s %10.1f %9.1f..%-10.1f %9.3f %11.2fx\n", p[1], p[2], med[k], lo[k], hi[k], 1000 / med[k], ratio }
     print "(" runs " runs each; x ref-openssl: requests/s ratio for keep-alive, time-per-request ratio for the cold modes)"
-  }' "$out"
+  }
+AWK
 [ -n "${RAW_OUT:-}" ] || rm -f "$out"
