@@ -162,6 +162,27 @@ TEST_CASE("fail-at-K over a TLS connect: every handshake byte cut gives a typed 
     CHECK(succeeded);
 }
 
+TEST_CASE("TLS records split into 1-byte and 7-byte writes: every handshake and response record is reassembled") {
+    // Our BIO reads ahead: each recv may end anywhere inside a record, and a
+    // record may take many recvs to complete.
+    const auto& pki = test_pki();
+    TlsServer origin(pki.localhost_cert, pki.localhost_key);
+    Options o = quick();
+    o.ca_file = pki.ca_cert;
+    for (ChaosSettings settings : {ChaosSettings{1, 0ms, 0, 0}, ChaosSettings{7, 1ms, 0, 0}}) {
+        CAPTURE(settings.split, settings.delay.count());
+        pool_clear();
+        ChaosProxy chaos(origin.port(), settings);
+        for (int i = 0; i < 3; ++i) {  // a new connection, then kept alive
+            auto r = post(chaos.url("https://localhost", "/x"), "{}", {}, o);
+            REQUIRE(r.ok());
+            CHECK(r->body == "tls-ok");
+            CHECK(r->connection_reused == (i > 0));
+        }
+    }
+    pool_clear();
+}
+
 TEST_CASE("fail-at-K over a proxy CONNECT: every byte cut gives a typed error, and the next call works") {
     const auto& pki = test_pki();
     TlsServer origin(pki.localhost_cert, pki.localhost_key);
