@@ -117,6 +117,7 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
     if (auto why = parse_status_line(next_line(), head_)) return fail(*why);
     // Fields first (obs-fold unfolded), then their meaning.
     Headers& fields = head_.headers;
+    fields.reserve(16);  // a typical response's fields without regrowing (and moving) the vector
     while (!text.empty()) {
         std::string_view line = next_line();
         if (line.empty()) break;
@@ -130,12 +131,15 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
         }
         auto colon = line.find(':');
         if (colon == std::string_view::npos || colon == 0) return fail("malformed header field");
-        std::string_view name = line.substr(0, colon);
-        for (char c : name)
-            if (!is_token_char(static_cast<unsigned char>(c))) return fail("malformed header field name");
         if (fields.size() == max_header_fields)
             return fail("more than " + std::to_string(max_header_fields) + " header fields");
-        fields.emplace_back(to_lower(name), clean_field_value(trim(line.substr(colon + 1))));
+        // The name checked and lower-cased in one pass, into its own string.
+        std::string name(line.substr(0, colon));
+        for (char& c : name) {
+            if (!is_token_char(static_cast<unsigned char>(c))) return fail("malformed header field name");
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        }
+        fields.emplace_back(std::move(name), clean_field_value(trim(line.substr(colon + 1))));
     }
     bool has_transfer_encoding = false;
     for (const auto& [name, value] : fields) {
