@@ -6,7 +6,9 @@
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
 #include "fault_server.hpp"
+#include "transport/connection.hpp"
 #include "transport/io_counters.hpp"
+#include <openssl/obj_mac.h>
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -144,6 +146,25 @@ TEST_CASE("an unsolicited TLS record read ahead with a response keeps its connec
         CHECK_FALSE(r->connection_reused);
     }
     CHECK(server.connections() == 3);
+}
+
+TEST_CASE("the key exchange is X25519, the group a server prefers, offered first (TLS 1.3 and 1.2)") {
+    // POCO's client context would send an X448 key share first, which such a
+    // server accepts: a slower exchange (docs/design/poco-traps.md#tls-groups).
+    const bool tls12 = GENERATE(false, true);
+    CAPTURE(tls12);
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::answer, tls12);
+    detail::ConnectionKey key;
+    key.origin = detail::parse_url("https://localhost:" + std::to_string(server.port()) + "/").value();
+    key.ca_file = pki.ca_cert;
+    detail::PocoConnector connector(key);
+    detail::Deadlines deadlines;
+    deadlines.connect_by = detail::Clock::now() + std::chrono::seconds(10);
+    detail::ConnectTimings timings;
+    auto transport = connector.connect(deadlines, nullptr, timings);
+    REQUIRE(transport.ok());
+    CHECK(static_cast<detail::Connection&>(*transport.value()).negotiated_group() == NID_X25519);
 }
 
 TEST_CASE("a TLS handshake that stalls is bounded by the connect timeout") {

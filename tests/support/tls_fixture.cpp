@@ -94,6 +94,9 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
     impl_->context->enableSessionCache(true, "nous-test");
     // TLS 1.3 tickets let the client resume.
     SSL_CTX_set_num_tickets(impl_->context->sslContext(), 2);
+    // OpenSSL's own group list, as nginx and most servers have it (POCO's server
+    // context would put X448 first: docs/design/poco-traps.md#tls-groups).
+    SSL_CTX_set1_groups_list(impl_->context->sslContext(), "X25519:P-256:X448:P-521:P-384");
     if (tls12_only) SSL_CTX_set_max_proto_version(impl_->context->sslContext(), TLS1_2_VERSION);
     impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
     port_ = impl_->listener->address().port();

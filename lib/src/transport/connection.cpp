@@ -170,9 +170,9 @@ Context::Ptr make_tls_context(const ConnectionKey& key) {
     params.cipherList = "HIGH:!aNULL:!eNULL:!MD5:!RC4";
     Context::Ptr context = new Context(Context::TLS_CLIENT_USE, params);
     context->requireMinimumProtocol(Context::PROTO_TLSV1_2);
-    // POCO's Context restricts the key-exchange groups to its ecdhCurve
-    // parameter (prime256v1 by default): offer X25519 first, as OpenSSL
-    // itself does, so that the first key share is the one servers prefer
+    // POCO's Context sets the key-exchange groups to its ecdhCurve parameter,
+    // X448 first by default, so the client's one key share is X448: offer
+    // X25519 first, as OpenSSL itself does, the group servers prefer
     // (docs/design/poco-traps.md#tls-groups).
     SSL_CTX_set1_groups_list(context->sslContext(), "X25519:P-256:X448:P-384:P-521");
     // TLS sessions are resumed per origin: POCO turns the client cache off by
@@ -319,6 +319,10 @@ Connection::Connection(StreamSocket socket, SSL* ssl, bool via_proxy)
       via_proxy_(via_proxy) {
     session_->setKeepAlive(true);
     if (ssl_ != nullptr) resumed_ = SSL_session_reused(ssl_) == 1;
+}
+
+int Connection::negotiated_group() const noexcept {
+    return ssl_ != nullptr ? SSL_get_negotiated_group(ssl_) : 0;
 }
 
 bool Connection::take_over_tls() { return ssl_ != nullptr && attach_socket_bio(ssl_, this); }

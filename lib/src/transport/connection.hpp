@@ -67,6 +67,8 @@ public:
     bool resumed_tls_session() const noexcept override { return resumed_; }
 
     int fd() const noexcept { return fd_; }
+    /// TLS: the key-exchange group of the handshake (an OpenSSL NID; 0 for plain).
+    int negotiated_group() const noexcept;
     /// TLS session to resume on the next connection to this origin.
     Poco::Net::Session::Ptr tls_session();
     /// The same, or null when it is the one this method returned last time
