@@ -9,6 +9,17 @@
 #include "transport/connection.hpp"
 #include "transport/io_counters.hpp"
 #include <openssl/obj_mac.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <climits>
+#include <string_view>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -165,6 +176,67 @@ TEST_CASE("the key exchange is X25519, the group a server prefers, offered first
     auto transport = connector.connect(deadlines, nullptr, timings);
     REQUIRE(transport.ok());
     CHECK(static_cast<detail::Connection&>(*transport.value()).negotiated_group() == NID_X25519);
+}
+
+TEST_CASE("a CA linked into a hashed SSL_CERT_DIR is trusted without ca_file") {
+    // A directory holding only the test CA, as "<subject hash>.0": the form
+    // of /etc/ssl/certs, which OpenSSL searches by issuer hash.
+    const auto& pki = test_pki();
+    std::FILE* pem = std::fopen(pki.ca_cert.c_str(), "r");
+    REQUIRE(pem != nullptr);
+    X509* ca = PEM_read_X509(pem, nullptr, nullptr, nullptr);
+    std::fclose(pem);
+    REQUIRE(ca != nullptr);
+    char hash_name[32];
+    std::snprintf(hash_name, sizeof hash_name, "%08lx.0", X509_subject_name_hash(ca));
+    X509_free(ca);
+    const std::string dir = pki.dir + "/hashed-store";
+    ::mkdir(dir.c_str(), 0700);
+    std::ifstream in(pki.ca_cert, std::ios::binary);
+    std::ofstream(dir + "/" + hash_name, std::ios::binary) << in.rdbuf();
+    TlsServer server(pki.localhost_cert, pki.localhost_key);
+    Options o;
+    o.max_retries = 0;  // no ca_file
+    const char* saved = std::getenv("SSL_CERT_DIR");
+    const std::string saved_dir = saved ? saved : "";
+    ::setenv("SSL_CERT_DIR", dir.c_str(), 1);
+    auto trusted = post(url("localhost", server.port()), "{}", {}, o);
+    if (saved) ::setenv("SSL_CERT_DIR", saved_dir.c_str(), 1);
+    else ::unsetenv("SSL_CERT_DIR");
+    REQUIRE(trusted.ok());
+    CHECK(trusted->body == "tls-ok");
+}
+
+TEST_CASE("the system store is not parsed into a new TLS context: its hashed directory is searched lazily") {
+    // OpenSSL's default parses the ~140-certificate bundle into every context:
+    // ~60 ms on the first call to each origin.
+    char system_dir[PATH_MAX];
+    REQUIRE(::realpath(X509_get_default_cert_dir(), system_dir) != nullptr);
+    bool hashed = false;
+    if (DIR* d = ::opendir(system_dir)) {
+        while (const dirent* e = ::readdir(d)) hashed |= std::string_view(e->d_name).ends_with(".0");
+        ::closedir(d);
+    }
+    if (!hashed) {
+        WARN("no hashed system certificate directory here: nothing to check");
+        return;
+    }
+    // The defaults, whatever this environment sets.
+    const char* names[] = {"SSL_CERT_FILE", "SSL_CERT_DIR"};
+    std::string saved[2];
+    bool had[2];
+    for (int i = 0; i < 2; ++i) {
+        const char* v = std::getenv(names[i]);
+        had[i] = v != nullptr;
+        saved[i] = v ? v : "";
+        ::unsetenv(names[i]);
+    }
+    detail::ConnectionKey key;
+    key.origin = detail::parse_url("https://localhost:1/").value();
+    auto context = detail::make_tls_context(key);
+    for (int i = 0; i < 2; ++i)
+        if (had[i]) ::setenv(names[i], saved[i].c_str(), 1);
+    CHECK(sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(context->sslContext()))) == 0);
 }
 
 TEST_CASE("a TLS handshake that stalls is bounded by the connect timeout") {

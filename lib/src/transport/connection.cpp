@@ -4,6 +4,7 @@
 #include <Poco/Net/SSLException.h>
 #include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/Net/SocketAddress.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -14,7 +15,11 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "codec/http1_parser.hpp"
 #include "core/cancel.hpp"
@@ -156,6 +161,52 @@ IoResult connect_one(StreamSocket& socket, const ResolvedAddress& address, const
     return {};
 }
 
+/// Whether `dir` holds OpenSSL's subject-hash links ("1a2b3c4d.0"), which a
+/// lazy directory lookup needs (update-ca-certificates makes them on Debian).
+bool has_hash_links(const char* dir) {
+    DIR* d = ::opendir(dir);
+    if (d == nullptr) return false;
+    bool found = false;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (name.size() == 10 && name.substr(8) == ".0" &&
+            name.find_first_not_of("0123456789abcdef") == 8) {
+            found = true;
+            break;
+        }
+    }
+    ::closedir(d);
+    return found;
+}
+
+/// The path with symbolic links resolved, or empty.
+std::string resolved(const char* path) {
+    char buffer[PATH_MAX];
+    return path != nullptr && ::realpath(path, buffer) != nullptr ? std::string(buffer) : std::string();
+}
+
+/// The system trust store, as OpenSSL's defaults name it (SSL_CERT_FILE and
+/// SSL_CERT_DIR honoured). OpenSSL parses the bundle file whole into every
+/// new context: ~60 ms for Debian's ~140 certificates, paid on the first call
+/// to each origin. When the file and the directory are the system's own (on
+/// Debian both made by update-ca-certificates from the same certificates) and
+/// the directory is hashed, the directory alone is enough, and it is searched
+/// lazily, only for the issuers a handshake needs. Anything else (a file or
+/// directory of the user's): OpenSSL's default, file and directory
+/// (docs/design/poco-traps.md#tls-context).
+void add_system_trust(SSL_CTX* ctx) {
+    const char* file_env = std::getenv(X509_get_default_cert_file_env());
+    const char* dir_env = std::getenv(X509_get_default_cert_dir_env());
+    const char* file = file_env != nullptr && *file_env != '\0' ? file_env : X509_get_default_cert_file();
+    const char* dir = dir_env != nullptr && *dir_env != '\0' ? dir_env : X509_get_default_cert_dir();
+    const std::string system_dir = resolved(X509_get_default_cert_dir());
+    const bool system_paths = resolved(file) == resolved(X509_get_default_cert_file()) && !system_dir.empty() &&
+                              resolved(dir) == system_dir;
+    if (system_paths && has_hash_links(system_dir.c_str()) && SSL_CTX_load_verify_dir(ctx, system_dir.c_str()) == 1)
+        return;
+    SSL_CTX_set_default_verify_paths(ctx);
+}
+
 }  // namespace
 
 Context::Ptr make_tls_context(const ConnectionKey& key) {
@@ -165,8 +216,9 @@ Context::Ptr make_tls_context(const ConnectionKey& key) {
     params.verificationMode = key.insecure ? Context::VERIFY_NONE : Context::VERIFY_RELAXED;
     params.verificationDepth = 9;
     // POCO's default loadDefaultCAs=false means no trust anchors at all
-    // (docs/design/poco-traps.md#tls-context).
-    params.loadDefaultCAs = true;
+    // (docs/design/poco-traps.md#tls-context); its true parses the whole
+    // system bundle into every context. add_system_trust below does it lazily.
+    params.loadDefaultCAs = false;
     params.cipherList = "HIGH:!aNULL:!eNULL:!MD5:!RC4";
     Context::Ptr context = new Context(Context::TLS_CLIENT_USE, params);
     context->requireMinimumProtocol(Context::PROTO_TLSV1_2);
@@ -184,6 +236,7 @@ Context::Ptr make_tls_context(const ConnectionKey& key) {
     // host inside the handshake instead.
     context->enableExtendedCertificateVerification(false);
     SSL_CTX* raw = context->sslContext();
+    add_system_trust(raw);
     // Reads and writes after the handshake are ours, on POCO's SSL object
     // (transport/tls_bio.hpp): let the connection find it.
     enable_ssl_capture(raw);
