@@ -25,6 +25,7 @@
 #include "core/strings.hpp"
 #include "post/backends.hpp"
 #include "transport/pool.hpp"
+#include "transport/trust_store.hpp"
 
 namespace nous::http::detail {
 
@@ -97,14 +98,18 @@ struct ThreadHandle {
     }
 };
 
-/// The system store, hashed one certificate per file: with it as
-/// CURLOPT_CAPATH beside `ca_file` as CURLOPT_CAINFO, `ca_file` adds a trust
-/// anchor to the system store instead of replacing it. libcurl 7.88 parses
-/// CAINFO (and a CAINFO_BLOB) again for every new connection and looks
-/// CAPATH up lazily, so only `ca_file` is parsed per connection: handing it
-/// the whole system bundle cost ~28 ms per new connection
-/// (docs/design/poco-traps.md#curl-ca-per-connection).
-constexpr const char* kSystemCaPath = "/etc/ssl/certs";
+/// The system store for libcurl: its hashed directory as CURLOPT_CAPATH and
+/// no CA file unless `ca_file` (which then adds a trust anchor instead of
+/// replacing the store). libcurl 7.88 parses its CA file again for every new
+/// connection (its CA cache never applies with a CA path, which Debian's
+/// build sets by default): the system bundle as that file cost ~60 ms per new
+/// TLS connection, and with `ca_file` handed over as a blob with the bundle,
+/// ~28 ms (docs/design/poco-traps.md#curl-ca-per-connection). The directory
+/// is looked up once per process.
+const std::string& system_cert_dir() {
+    static const std::string dir = lazy_system_cert_dir();
+    return dir;
+}
 
 /// A ca_file that cannot be read is refused before any connection, as the
 /// pooled backend refuses it (checked once per path).
@@ -297,10 +302,15 @@ public:
             warn_once("curl-insecure:" + call.url.origin(),
                       "TLS certificate verification is OFF for " + call.url.origin() + " (insecure)");
         }
-        if (!options.ca_file.empty()) {
+        if (!options.ca_file.empty())
             if (auto e = check_ca_file(options.ca_file)) return *e;
+        if (!system_cert_dir().empty()) {
+            curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.empty() ? nullptr : options.ca_file.c_str());
+            curl_easy_setopt(easy, CURLOPT_CAPATH, system_cert_dir().c_str());
+        } else if (!options.ca_file.empty()) {
+            // No hashed system directory (on Debian: no ca-certificates, so no
+            // system store in any form): libcurl's default CA path, if any, and ca_file.
             curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str());
-            curl_easy_setopt(easy, CURLOPT_CAPATH, kSystemCaPath);
         }
         // Headers: our defaults unless given, no "Expect: 100-continue" round trip.
         curl_slist* list = nullptr;

@@ -4,7 +4,6 @@
 #include <Poco/Net/SSLException.h>
 #include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/Net/SocketAddress.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -15,7 +14,6 @@
 #include <sys/uio.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -28,6 +26,7 @@
 #include "transport/io_counters.hpp"
 #include "transport/resolver.hpp"
 #include "transport/sigpipe.hpp"
+#include "transport/trust_store.hpp"
 #include "transport/socket_interrupt.hpp"
 
 namespace nous::http::detail {
@@ -159,52 +158,6 @@ IoResult connect_one(StreamSocket& socket, const ResolvedAddress& address, const
     if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
     socket.setBlocking(true);
     return {};
-}
-
-/// Whether `dir` holds OpenSSL's subject-hash links ("1a2b3c4d.0"), which a
-/// lazy directory lookup needs (update-ca-certificates makes them on Debian).
-bool has_hash_links(const char* dir) {
-    DIR* d = ::opendir(dir);
-    if (d == nullptr) return false;
-    bool found = false;
-    while (const dirent* e = ::readdir(d)) {
-        const std::string_view name = e->d_name;
-        if (name.size() == 10 && name.substr(8) == ".0" &&
-            name.find_first_not_of("0123456789abcdef") == 8) {
-            found = true;
-            break;
-        }
-    }
-    ::closedir(d);
-    return found;
-}
-
-/// The path with symbolic links resolved, or empty.
-std::string resolved(const char* path) {
-    char buffer[PATH_MAX];
-    return path != nullptr && ::realpath(path, buffer) != nullptr ? std::string(buffer) : std::string();
-}
-
-/// The system trust store, as OpenSSL's defaults name it (SSL_CERT_FILE and
-/// SSL_CERT_DIR honoured). OpenSSL parses the bundle file whole into every
-/// new context: ~60 ms for Debian's ~140 certificates, paid on the first call
-/// to each origin. When the file and the directory are the system's own (on
-/// Debian both made by update-ca-certificates from the same certificates) and
-/// the directory is hashed, the directory alone is enough, and it is searched
-/// lazily, only for the issuers a handshake needs. Anything else (a file or
-/// directory of the user's): OpenSSL's default, file and directory
-/// (docs/design/poco-traps.md#tls-context).
-void add_system_trust(SSL_CTX* ctx) {
-    const char* file_env = std::getenv(X509_get_default_cert_file_env());
-    const char* dir_env = std::getenv(X509_get_default_cert_dir_env());
-    const char* file = file_env != nullptr && *file_env != '\0' ? file_env : X509_get_default_cert_file();
-    const char* dir = dir_env != nullptr && *dir_env != '\0' ? dir_env : X509_get_default_cert_dir();
-    const std::string system_dir = resolved(X509_get_default_cert_dir());
-    const bool system_paths = resolved(file) == resolved(X509_get_default_cert_file()) && !system_dir.empty() &&
-                              resolved(dir) == system_dir;
-    if (system_paths && has_hash_links(system_dir.c_str()) && SSL_CTX_load_verify_dir(ctx, system_dir.c_str()) == 1)
-        return;
-    SSL_CTX_set_default_verify_paths(ctx);
 }
 
 }  // namespace
