@@ -1,6 +1,7 @@
 #include "transport/trust_store.hpp"
 
 #include <dirent.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include <climits>

@@ -6,9 +6,11 @@
 // directory holds the same certificates and is searched lazily, only for the
 // issuers a handshake needs (docs/design/poco-traps.md#tls-context).
 
-#include <openssl/ssl.h>
-
 #include <string>
+
+// OpenSSL's own typedef, so that the curl backend can include this header
+// without OpenSSL's.
+typedef struct ssl_ctx_st SSL_CTX;
 
 namespace nous::http::detail {
 
