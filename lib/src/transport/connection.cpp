@@ -14,10 +14,8 @@
 #include <sys/uio.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <string>
-#include <string_view>
 
 #include "codec/http1_parser.hpp"
 #include "core/cancel.hpp"
@@ -26,8 +24,8 @@
 #include "transport/io_counters.hpp"
 #include "transport/resolver.hpp"
 #include "transport/sigpipe.hpp"
-#include "transport/trust_store.hpp"
 #include "transport/socket_interrupt.hpp"
+#include "transport/trust_store.hpp"
 
 namespace nous::http::detail {
 
