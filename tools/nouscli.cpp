@@ -213,19 +213,24 @@ int run_stream(const std::string& url, const std::string& body, const Headers& h
     return ok;
 }
 
-/// Parses `desc` and one positional argument (before or after the options)
-/// into `vm`; an exit code when the command ends here (a usage error, or
-/// --help printed).
-std::optional<int> parse_command(int argc, char** argv, const po::options_description& desc, const char* name,
-                                 std::string& positional_value, po::variables_map& vm) {
-    po::options_description hidden;
-    hidden.add_options()(name, po::value(&positional_value));
+/// Parses `desc` into `vm`, with one positional argument (before or after
+/// the options) when `name` is given; an exit code when the command ends
+/// here (a usage error, or --help printed).
+std::optional<int> parse_command(int argc, char** argv, const po::options_description& desc, po::variables_map& vm,
+                                 const char* name = nullptr, std::string* positional_value = nullptr) {
     po::options_description all;
-    all.add(desc).add(hidden);
+    all.add(desc);
     po::positional_options_description positional;
-    positional.add(name, 1);
+    po::command_line_parser parser(argc, argv);
+    if (name != nullptr) {
+        po::options_description hidden;
+        hidden.add_options()(name, po::value(positional_value));
+        all.add(hidden);
+        positional.add(name, 1);
+        parser.positional(positional);
+    }
     try {
-        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        po::store(parser.options(all).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
         return usage_error(e.what());
@@ -262,7 +267,7 @@ int cmd_post(int argc, char** argv) {
         ("cacert", po::value(&cacert), "trust this CA (PEM) besides the system store");
     std::string url;
     po::variables_map vm;
-    if (auto end = parse_command(argc, argv, desc, "url", url, vm)) return *end;
+    if (auto end = parse_command(argc, argv, desc, vm, "url", &url)) return *end;
     if (url.empty()) return usage_error("post needs a URL");
     const bool streaming = vm.count("stream") > 0;
     if (format != "data" && format != "jsonl" && format != "raw")
@@ -358,7 +363,7 @@ int cmd_chat(int argc, char** argv) {
         ("cacert", po::value(&cacert), "trust this CA (PEM) besides the system store");
     std::string prompt;
     po::variables_map vm;
-    if (auto end = parse_command(argc, argv, desc, "prompt", prompt, vm)) return *end;
+    if (auto end = parse_command(argc, argv, desc, vm, "prompt", &prompt)) return *end;
     auto provider = nous::llm::provider_from_name(provider_name);
     if (!provider) return usage_error("--provider must be openai, anthropic or gemini");
     if (!vm.count("prompt")) return usage_error("chat needs a PROMPT (\"-\" reads stdin)");
@@ -452,16 +457,7 @@ int cmd_mock_server(int argc, char** argv) {
         ("first-token-ms", po::value(&first_token_ms), "latency before the first streamed token")
         ("tool-call", po::value(&o.tool_call), "chat replies call this tool (default: only when tools are offered)");
     po::variables_map vm;
-    try {
-        po::store(po::parse_command_line(argc, argv, desc), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        return usage_error(e.what());
-    }
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
-        return ok;
-    }
+    if (auto end = parse_command(argc, argv, desc, vm)) return *end;
     if (port < 0 || port > 65535) return usage_error("bad --port");
     o.port = static_cast<std::uint16_t>(port);
     o.nagle = vm.count("nagle") > 0;
