@@ -137,7 +137,7 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
         std::string name(line.substr(0, colon));
         for (char& c : name) {
             if (!is_token_char(static_cast<unsigned char>(c))) return fail("malformed header field name");
-            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+            c = ascii_lower(c);
         }
         fields.emplace_back(std::move(name), clean_field_value(trim(line.substr(colon + 1))));
     }

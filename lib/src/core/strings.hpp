@@ -6,6 +6,9 @@
 
 namespace nous::http::detail {
 
+/// 'A'-'Z' to 'a'-'z', every other byte as it is.
+constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 std::string to_lower(std::string_view s);
 /// Equal ignoring ASCII case (no copy).
 bool ascii_iequals(std::string_view a, std::string_view b) noexcept;

@@ -579,16 +579,6 @@ bool Connection::probe_alive() {
     return alive;
 }
 
-Poco::Net::Session::Ptr Connection::tls_session() {
-    if (!tls_) return nullptr;
-    try {
-        SecureStreamSocket secure(session_->socket());
-        return secure.currentSession();
-    } catch (...) {
-        return nullptr;
-    }
-}
-
 Poco::Net::Session::Ptr Connection::tls_session_if_new() {
     if (!tls_) return nullptr;
     // TLS 1.3 tickets arrive after the handshake, each one a new session
@@ -596,7 +586,12 @@ Poco::Net::Session::Ptr Connection::tls_session_if_new() {
     const SSL_SESSION* current = SSL_get0_session(ssl_);
     if (current == nullptr || current == reported_session_) return nullptr;
     reported_session_ = current;
-    return tls_session();
+    try {
+        // POCO's Session constructor is not public: its socket makes the wrapper.
+        return SecureStreamSocket(session_->socket()).currentSession();
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 Result<std::unique_ptr<Transport>> PocoConnector::connect(const Deadlines& deadlines, const CancelToken* cancel,

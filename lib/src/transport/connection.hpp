@@ -69,10 +69,9 @@ public:
     int fd() const noexcept { return fd_; }
     /// TLS: the key-exchange group of the handshake (an OpenSSL NID; 0 for plain).
     int negotiated_group() const noexcept;
-    /// TLS session to resume on the next connection to this origin.
-    Poco::Net::Session::Ptr tls_session();
-    /// The same, or null when it is the one this method returned last time
-    /// (a kept-alive connection checks in after every response).
+    /// The TLS session to resume on the next connection to this origin, or
+    /// null when it is the one this method returned last time (a kept-alive
+    /// connection checks in after every response).
     Poco::Net::Session::Ptr tls_session_if_new();
 
 private:
