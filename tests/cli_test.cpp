@@ -82,6 +82,28 @@ TEST_CASE("nouscli -d @FILE and @- read the body, Content-Type defaults to JSON 
     std::remove(path.c_str());
 }
 
+TEST_CASE("regression: nouscli -d @DIR aborted with exit 134, any @FILE read error exits 2 and says why") {
+    MockServer server;
+    server.start();
+    for (const std::string arg : {"@/tmp", "@/nonexistent/nouscli-body", "@/proc/self/mem"}) {
+        INFO(arg);
+        auto r = nouscli({"post", server.base_url() + "/echo", "-d", arg});
+        CHECK(r.code == 2);
+        CHECK(r.err.find("cannot read") != std::string::npos);
+    }
+    CHECK(server.requests_served() == 0);
+}
+
+TEST_CASE("nouscli -v redacts api_key, access_token and the other credential query parameters") {
+    MockServer server;
+    server.start();
+    auto r = nouscli({"post", server.base_url() + "/small?api_key=S1&access_token=S2&Signature=S3&alt=sse", "-v"});
+    CHECK(r.code == 0);
+    CHECK(r.err.find("api_key=[REDACTED]") != std::string::npos);
+    CHECK(r.err.find("alt=sse") != std::string::npos);
+    for (const char* secret : {"S1", "S2", "S3"}) CHECK(r.err.find(secret) == std::string::npos);
+}
+
 TEST_CASE("nouscli exit codes: 5 for >= 400 with the body, 0 for a 3xx, 3 refused, 4 timeout") {
     MockServer server;
     server.set_handler([](const MockRequest& req, MockResponse& res) {

@@ -8,6 +8,7 @@
 #include "fault_server.hpp"
 #include "transport/connection.hpp"
 #include "transport/io_counters.hpp"
+#include "transport/trust_store.hpp"
 #include <openssl/obj_mac.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -20,6 +21,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -207,21 +211,9 @@ TEST_CASE("a CA linked into a hashed SSL_CERT_DIR is trusted without ca_file") {
     CHECK(trusted->body == "tls-ok");
 }
 
-TEST_CASE("the system store is not parsed into a new TLS context: its hashed directory is searched lazily") {
+TEST_CASE("the system bundle is parsed once per process: new TLS contexts share one store") {
     // OpenSSL's default parses the ~140-certificate bundle into every context:
     // ~60 ms on the first call to each origin.
-    char system_dir[PATH_MAX];
-    REQUIRE(::realpath(X509_get_default_cert_dir(), system_dir) != nullptr);
-    bool hashed = false;
-    if (DIR* d = ::opendir(system_dir)) {
-        while (const dirent* e = ::readdir(d)) hashed |= std::string_view(e->d_name).ends_with(".0");
-        ::closedir(d);
-    }
-    if (!hashed) {
-        WARN("no hashed system certificate directory here: nothing to check");
-        return;
-    }
-    // The defaults, whatever this environment sets.
     const char* names[] = {"SSL_CERT_FILE", "SSL_CERT_DIR"};
     std::string saved[2];
     bool had[2];
@@ -231,12 +223,25 @@ TEST_CASE("the system store is not parsed into a new TLS context: its hashed dir
         saved[i] = v ? v : "";
         ::unsetenv(names[i]);
     }
-    detail::ConnectionKey key;
-    key.origin = detail::parse_url("https://localhost:1/").value();
-    auto context = detail::make_tls_context(key);
+    detail::ConnectionKey a, b;
+    a.origin = detail::parse_url("https://localhost:1/").value();
+    b.origin = detail::parse_url("https://example.com:2/").value();
+    auto first = detail::make_tls_context(a);
+    const auto parses = detail::system_bundle_parses();
+    auto second = detail::make_tls_context(b);
+    CHECK(detail::system_bundle_parses() == parses);
+    CHECK(parses <= 1);
+    CHECK(SSL_CTX_get_cert_store(first->sslContext()) == SSL_CTX_get_cert_store(second->sslContext()));
+    // With ca_file, the context has its own store: the system certificates beside the anchor.
+    detail::ConnectionKey c = a;
+    c.ca_file = test_pki().ca_cert;
+    auto own = detail::make_tls_context(c);
+    CHECK(SSL_CTX_get_cert_store(own->sslContext()) != SSL_CTX_get_cert_store(first->sslContext()));
+    CHECK(sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(own->sslContext()))) ==
+          sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(first->sslContext()))) + 1);
+    CHECK(detail::system_bundle_parses() == parses);
     for (int i = 0; i < 2; ++i)
         if (had[i]) ::setenv(names[i], saved[i].c_str(), 1);
-    CHECK(sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(context->sslContext()))) == 0);
 }
 
 TEST_CASE("a TLS handshake that stalls is bounded by the connect timeout") {
@@ -282,4 +287,110 @@ TEST_CASE("the idle read timeout holds over TLS once the handshake is done") {
     CHECK(r.error().code == ErrorCode::timeout_read);
     CHECK(took >= std::chrono::milliseconds(250));  // not cut short
     CHECK(took < std::chrono::seconds(30));          // the hang guard
+}
+
+namespace {
+
+/// The backends built into this binary that speak TLS by themselves.
+std::vector<std::string> tls_backends() {
+    std::vector<std::string> names{"pooled"};
+    for (const auto& n : backend_names())
+        if (n == "curl") names.push_back(n);
+    return names;
+}
+
+/// The system bundle with the test CA appended, as `cat corp.pem >> bundle` makes it.
+std::string bundle_with_test_ca() {
+    const auto& pki = test_pki();
+    const std::string path = pki.dir + "/bundle-with-test-ca.pem";
+    std::ofstream out(path, std::ios::binary);
+    std::ifstream system(detail::system_trust_paths().file, std::ios::binary);
+    out << system.rdbuf();
+    std::ifstream ca(pki.ca_cert, std::ios::binary);
+    out << "\n" << ca.rdbuf();
+    return path;
+}
+
+}  // namespace
+
+// Run by the next test inside a mount namespace whose system bundle file has
+// the test CA appended: every backend must trust it without ca_file.
+TEST_CASE("trust child: a post without ca_file to NOUS_TRUST_CHILD_PORT succeeds on every backend", "[.trust-child]") {
+    const char* port = std::getenv("NOUS_TRUST_CHILD_PORT");
+    REQUIRE(port != nullptr);
+    for (const auto& backend : tls_backends()) {
+        INFO(backend);
+        Options o;
+        o.max_retries = 0;
+        o.backend = backend;
+        auto r = post(std::string("https://localhost:") + port + "/x", "{}", {}, o);
+        INFO((r.ok() ? std::string("ok") : r.error().message));
+        REQUIRE(r.ok());
+        CHECK(r->body == "tls-ok");
+    }
+}
+
+TEST_CASE("regression: a CA appended to the system bundle file is trusted by every backend (mount namespace)") {
+    if (::geteuid() != 0 || std::system("unshare -m true 2>/dev/null") != 0) {
+        WARN("no mount namespace here (needs root and unshare): not checked");
+        return;
+    }
+    const std::string bundle = bundle_with_test_ca();
+    char system_file[PATH_MAX];
+    REQUIRE(::realpath(detail::system_trust_paths().file.c_str(), system_file) != nullptr);
+    char self[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(n > 0);
+    self[n] = '\0';
+    TlsServer server(test_pki().localhost_cert, test_pki().localhost_key);
+    const std::string command = "env -u SSL_CERT_FILE -u SSL_CERT_DIR NOUS_TRUST_CHILD_PORT=" +
+                                std::to_string(server.port()) + " unshare -m sh -c 'mount --bind " + bundle + " " +
+                                system_file + " && exec " + self + " \"[.trust-child]\"' > " + bundle + ".log 2>&1";
+    const int status = std::system(command.c_str());
+    std::ifstream log(bundle + ".log");
+    std::stringstream text;
+    text << log.rdbuf();
+    INFO(text.str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(server.connections() >= tls_backends().size());
+}
+
+TEST_CASE("regression: SSL_CERT_FILE naming a bundle is trusted by every backend") {
+    const std::string bundle = bundle_with_test_ca();
+    TlsServer server(test_pki().localhost_cert, test_pki().localhost_key);
+    const char* saved = std::getenv("SSL_CERT_FILE");
+    const std::string saved_file = saved ? saved : "";
+    ::setenv("SSL_CERT_FILE", bundle.c_str(), 1);
+    std::vector<bool> ok;
+    for (const auto& backend : tls_backends()) {
+        Options o;
+        o.max_retries = 0;
+        o.backend = backend;
+        auto r = post(url("localhost", server.port()), "{}", {}, o);
+        ok.push_back(r.ok());
+    }
+    if (saved) ::setenv("SSL_CERT_FILE", saved_file.c_str(), 1);
+    else ::unsetenv("SSL_CERT_FILE");
+    for (std::size_t i = 0; i < ok.size(); ++i) {
+        INFO(tls_backends()[i]);
+        CHECK(ok[i]);
+    }
+}
+
+TEST_CASE("regression: no SNI for an IP literal host (RFC 6066 section 3), a name still sends it") {
+    const auto& pki = test_pki();
+    TlsServer by_ip(pki.ip_cert, pki.ip_key);
+    for (const auto& backend : tls_backends()) {
+        INFO(backend);
+        Options o = with_ca(pki.ca_cert);
+        o.backend = backend;
+        REQUIRE(post(url("127.0.0.1", by_ip.port()), "{}", {}, o).ok());
+    }
+    CHECK(by_ip.hello_count() >= 1);
+    CHECK(by_ip.sni_handshakes() == 0);
+    TlsServer named(pki.localhost_cert, pki.localhost_key);
+    REQUIRE(post(url("localhost", named.port()), "{}", {}, with_ca(pki.ca_cert)).ok());
+    CHECK(named.sni_handshakes() == 1);
+    CHECK(named.last_sni() == "localhost");
 }

@@ -46,7 +46,31 @@ TEST_CASE("parse_url refuses bad input with invalid_argument") {
     }
 }
 
-TEST_CASE("redact_url hides only the key query parameter") {
+TEST_CASE("regression: a password read as a port is never quoted in the error") {
+    // "alice:hunter2" before the first '/' reads as host:port.
+    for (const char* url : {"https://alice:hunter2/x@host/v1", "http://u:s3cret/x@proxy:3128",
+                            "hunter2://host/", "https://host:hunter2@/"}) {
+        INFO(url);
+        auto u = parse_url(url);
+        REQUIRE_FALSE(u.ok());
+        CHECK(u.error().message.find("hunter2") == std::string::npos);
+        CHECK(u.error().message.find("s3cret") == std::string::npos);
+        CHECK(url_for_log(url).find("hunter2") == std::string::npos);
+        CHECK(url_for_log(url).find("s3cret") == std::string::npos);
+    }
+}
+
+TEST_CASE("redact_url hides the values of credential query parameters, whatever their case") {
+    for (const char* name : {"key", "api_key", "apikey", "api-key", "access_token", "token", "sig", "signature",
+                             "password", "secret", "API_KEY", "Access_Token"}) {
+        INFO(name);
+        const std::string url = std::string("https://x/y?alt=sse&") + name + "=SECRET&n=1";
+        CHECK(redact_url(url) == std::string("https://x/y?alt=sse&") + name + "=[REDACTED]&n=1");
+    }
+    CHECK(redact_url("https://x/y?tokens=5&keys=a") == "https://x/y?tokens=5&keys=a");
+}
+
+TEST_CASE("redact_url hides the key query parameter") {
     CHECK(redact_url("https://g.api/v1/m:generate?key=SECRET&alt=sse") ==
           "https://g.api/v1/m:generate?key=[REDACTED]&alt=sse");
     CHECK(redact_url("https://x/y?alt=sse&KEY=abc") == "https://x/y?alt=sse&KEY=[REDACTED]");

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -148,12 +150,28 @@ bool read_data_argument(const std::string& arg, std::string& body, std::string& 
         body.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
         return true;
     }
+    // A directory opens as an ifstream and then throws from the read
+    // (EISDIR): every failure to read is a usage error, never an abort.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        error = "cannot read " + path + ": is a directory";
+        return false;
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
+        error = "cannot read " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    try {
+        body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception& e) {
+        error = "cannot read " + path + ": " + e.what();
+        return false;
+    }
+    if (in.bad()) {
         error = "cannot read " + path;
         return false;
     }
-    body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     return true;
 }
 

@@ -81,7 +81,24 @@ struct TlsServer::Impl {
     std::atomic<bool> stopping{false};
     std::mutex mutex;
     std::list<std::pair<Poco::Net::StreamSocket, std::thread>> connections;
+    std::string last_sni;  ///< guarded by mutex
 };
+
+int TlsServer::on_server_name(SSL_st* ssl, int*, void* self) {
+    auto* server = static_cast<TlsServer*>(self);
+    server->hellos_.fetch_add(1);
+    if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) {
+        std::lock_guard lock(server->impl_->mutex);
+        server->impl_->last_sni = name;
+        server->sni_handshakes_.fetch_add(1);
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+std::string TlsServer::last_sni() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->last_sni;
+}
 
 TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode, bool tls12_only)
     : impl_(std::make_unique<Impl>()) {
@@ -98,6 +115,8 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
     // context would put X448 first: docs/design/poco-traps.md#tls-groups).
     SSL_CTX_set1_groups_list(impl_->context->sslContext(), "X25519:P-256:X448:P-521:P-384");
     if (tls12_only) SSL_CTX_set_max_proto_version(impl_->context->sslContext(), TLS1_2_VERSION);
+    SSL_CTX_set_tlsext_servername_callback(impl_->context->sslContext(), &TlsServer::on_server_name);
+    SSL_CTX_set_tlsext_servername_arg(impl_->context->sslContext(), this);
     impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
     port_ = impl_->listener->address().port();
     impl_->acceptor = std::thread([this, mode] {

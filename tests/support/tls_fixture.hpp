@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+typedef struct ssl_st SSL_st;
+
 namespace nous::test {
 
 struct TestPki {
@@ -53,6 +55,11 @@ public:
     std::uint64_t handshakes_resumed() const { return resumed_.load(); }
     /// sse_then_reset: connections reset so far.
     std::uint64_t resets() const { return resets_.load(); }
+    /// Handshakes whose ClientHello carried a server name (SNI), and the last such name.
+    std::uint64_t sni_handshakes() const { return sni_handshakes_.load(); }
+    std::string last_sni() const;
+    /// Every handshake that reached the server-name stage (with or without SNI).
+    std::uint64_t hello_count() const { return hellos_.load(); }
 
 private:
     struct Impl;
@@ -61,6 +68,9 @@ private:
     std::atomic<std::uint64_t> accepted_{0};
     std::atomic<std::uint64_t> resumed_{0};
     std::atomic<std::uint64_t> resets_{0};
+    std::atomic<std::uint64_t> sni_handshakes_{0};
+    std::atomic<std::uint64_t> hellos_{0};
+    static int on_server_name(SSL_st* ssl, int* alert, void* self);
 };
 
 }  // namespace nous::test

@@ -93,7 +93,7 @@ Result<Url> parse_url(std::string_view text) {
     if (ascii_iequals(scheme, "https"))
         url.https = true;
     else if (!ascii_iequals(scheme, "http"))
-        return bad_url("unsupported scheme '" + std::string(scheme) + "' (expected http or https)");
+        return bad_url("unsupported scheme (expected http or https)");
     std::string_view rest = text.substr(sep + 3);
     // One pass (string_view::find_first_of makes a memchr per character).
     std::size_t path_at = 0;
@@ -138,7 +138,9 @@ Result<Url> parse_url(std::string_view text) {
         auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
         if (ec != std::errc() || end != port_text.data() + port_text.size() || value == 0 ||
             value > 65535)
-            return bad_url("bad port '" + std::string(port_text) + "'");
+            // Never quoted: in "https://user:secret/x@host" the text before the
+            // first '/' reads as host:port, and the "port" is a password.
+            return bad_url("bad port (a number from 1 to 65535 after the host)");
         url.port = static_cast<std::uint16_t>(value);
     }
     url.target = target.empty() ? "/" : std::string(target);
@@ -162,6 +164,20 @@ std::string redact_userinfo(std::string_view url) {
 
 }  // namespace
 
+namespace {
+
+/// Query parameters that carry credentials in practice (Gemini's `key`,
+/// `api_key` of many gateways, OAuth's `access_token`, signed URLs' `sig`).
+bool is_secret_parameter(std::string_view name) {
+    static constexpr std::string_view secret[] = {"key",   "api_key", "apikey", "api-key",   "access_token",
+                                                  "token", "sig",     "signature", "password", "secret"};
+    for (std::string_view s : secret)
+        if (ascii_iequals(name, s)) return true;
+    return false;
+}
+
+}  // namespace
+
 std::string redact_url(std::string_view url_text) {
     const std::string without_credentials = redact_userinfo(url_text);
     std::string_view url = without_credentials;
@@ -176,7 +192,7 @@ std::string redact_url(std::string_view url_text) {
         if (!first) out += '&';
         first = false;
         auto eq = param.find('=');
-        if (eq != std::string_view::npos && to_lower(param.substr(0, eq)) == "key")
+        if (eq != std::string_view::npos && is_secret_parameter(param.substr(0, eq)))
             out += std::string(param.substr(0, eq)) + "=[REDACTED]";
         else
             out += param;
@@ -187,18 +203,12 @@ std::string redact_url(std::string_view url_text) {
 }
 
 std::string url_for_log(std::string_view url) {
-    auto cut = url.find_first_of("?#");
-    std::string_view base = url.substr(0, cut);
-    // Never log credentials in the authority either.
-    auto scheme_end = base.find("://");
-    if (scheme_end != std::string_view::npos) {
-        auto auth_start = scheme_end + 3;
-        auto auth_end = base.find('/', auth_start);
-        std::string_view authority = base.substr(auth_start, auth_end - auth_start);
-        if (auto at = authority.rfind('@'); at != std::string_view::npos)
-            return std::string(base.substr(0, auth_start)) + std::string(base.substr(auth_start + at + 1));
-    }
-    return std::string(base);
+    // A URL that does not parse may hold a password where the parser saw a
+    // host or a port ("https://user:secret/x@host"): only its scheme is logged.
+    auto parsed = parse_url(url);
+    if (!parsed) return "[invalid URL]";
+    std::string_view target = parsed->target;
+    return parsed->scheme() + "://" + parsed->host_header() + std::string(target.substr(0, target.find('?')));
 }
 
 }  // namespace nous::http::detail

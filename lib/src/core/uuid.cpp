@@ -1,20 +1,39 @@
 #include "core/uuid.hpp"
 
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdint>
 #include <random>
 
 namespace nous::http::detail {
 
-std::string uuid_v4() {
-    thread_local std::mt19937_64 engine{[] {
-        std::random_device device;
-        std::seed_seq seed{device(), device(), device(), device()};
-        return std::mt19937_64(seed);
-    }()};
-    unsigned char bytes[16];
-    for (int i = 0; i < 16; i += 8) {
-        const std::uint64_t v = engine();
-        for (int k = 0; k < 8; ++k) bytes[i + k] = static_cast<unsigned char>(v >> (8 * k));
+namespace {
+
+/// 16 bytes from the kernel. Not a seeded engine: a process-wide or
+/// thread_local engine is copied into a fork()ed child, and parent and child
+/// then draw the same keys for different requests.
+void random_bytes(unsigned char (&bytes)[16]) {
+    std::size_t got = 0;
+    while (got < sizeof bytes) {
+        const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n > 0) {
+            got += static_cast<std::size_t>(n);
+        } else if (n < 0 && errno != EINTR) {
+            // No getrandom (seccomp, very old kernel): std::random_device reads
+            // /dev/urandom, also fresh in every process.
+            std::random_device device;
+            for (std::size_t i = got; i < sizeof bytes; ++i) bytes[i] = static_cast<unsigned char>(device());
+            return;
+        }
     }
+}
+
+}  // namespace
+
+std::string uuid_v4() {
+    unsigned char bytes[16];
+    random_bytes(bytes);
     bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);  // version 4
     bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
     static constexpr char hex[] = "0123456789abcdef";

@@ -98,17 +98,24 @@ struct ThreadHandle {
     }
 };
 
-/// The system store for libcurl: its hashed directory as CURLOPT_CAPATH and
-/// no CA file unless `ca_file` (which then adds a trust anchor instead of
-/// replacing the store). libcurl 7.88 parses its CA file again for every new
-/// connection (its CA cache never applies with a CA path, which Debian's
-/// build sets by default): the system bundle as that file cost ~60 ms per new
-/// TLS connection, and with `ca_file` handed over as a blob with the bundle,
-/// ~28 ms (docs/design/poco-traps.md#curl-ca-per-connection). The directory
-/// is looked up once per process.
-const std::string& system_cert_dir() {
-    static const std::string dir = lazy_system_cert_dir();
-    return dir;
+/// One request header in libcurl's list syntax. "Name:" would remove the
+/// header (and libcurl's own of that name) instead of sending it empty;
+/// "Name;" is libcurl's spelling of a header with an empty value, which the
+/// pooled backend sends as "Name: ".
+std::string curl_header_line(const std::string& name, const std::string& value) {
+    return value.empty() ? name + ";" : name + ": " + value;
+}
+
+/// The system store for libcurl, from the same once-parsed certificates as
+/// the pooled contexts (transport/trust_store.hpp). libcurl 7.88 would parse
+/// its CA file again for every new connection (~60 ms for the system bundle,
+/// docs/design/poco-traps.md#curl-ca-per-connection); here it parses at most
+/// the caller's ca_file (CURLOPT_CAINFO) and the callback adds the system
+/// certificates to the connection's own store. Never the shared store itself:
+/// libcurl may load ca_file into the context's store after this callback.
+CURLcode on_ssl_context(CURL*, void* ssl_ctx, void*) {
+    add_system_trust_unshared(static_cast<SSL_CTX*>(ssl_ctx));
+    return CURLE_OK;
 }
 
 /// A ca_file that cannot be read is refused before any connection, as the
@@ -304,26 +311,25 @@ public:
         }
         if (!options.ca_file.empty())
             if (auto e = check_ca_file(options.ca_file)) return *e;
-        if (!system_cert_dir().empty()) {
-            curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.empty() ? nullptr : options.ca_file.c_str());
-            curl_easy_setopt(easy, CURLOPT_CAPATH, system_cert_dir().c_str());
-        } else if (!options.ca_file.empty()) {
-            // No hashed system directory (on Debian: no ca-certificates, so no
-            // system store in any form): libcurl's default CA path, if any, and ca_file.
-            curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str());
-        }
+        curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.empty() ? nullptr : options.ca_file.c_str());
+        curl_easy_setopt(easy, CURLOPT_CAPATH, nullptr);
+        curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, &on_ssl_context);
         // Headers: our defaults unless given, no "Expect: 100-continue" round trip.
         curl_slist* list = nullptr;
-        bool has_type = false, has_agent = false;
+        bool has_type = false, has_agent = false, has_accept = false;
         for (const auto& [k, v] : *request.headers) {
             has_type |= header_name_equals(k, "content-type");
             has_agent |= header_name_equals(k, "user-agent");
+            has_accept |= header_name_equals(k, "accept");
             if (header_name_equals(k, "content-length") || header_name_equals(k, "transfer-encoding")) continue;
-            list = curl_slist_append(list, (k + ": " + v).c_str());
+            list = curl_slist_append(list, curl_header_line(k, v).c_str());
         }
         if (!has_type) list = curl_slist_append(list, "Content-Type: application/json");
         if (!has_agent) list = curl_slist_append(list, "User-Agent: nous-http/0.1 (curl)");
-        for (const auto& [k, v] : call.extra_headers) list = curl_slist_append(list, (k + ": " + v).c_str());
+        // libcurl's own "Accept: */*" is not on the pooled backend's wire: the
+        // same call sends the same headers whichever backend runs it.
+        if (!has_accept) list = curl_slist_append(list, "Accept:");
+        for (const auto& [k, v] : call.extra_headers) list = curl_slist_append(list, curl_header_line(k, v).c_str());
         list = curl_slist_append(list, "Expect:");
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
 

@@ -282,8 +282,12 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
     try {
         socket.setReceiveTimeout(handshake_budget());
         socket.setSendTimeout(handshake_budget());
-        // Host name (not an IP) so that SNI is sent (docs/design/poco-traps.md#sni).
-        SecureStreamSocket secure = SecureStreamSocket::attach(socket, key.origin.host, tls_context, tls_session);
+        // A host name makes POCO send it as SNI (docs/design/poco-traps.md#sni);
+        // an IP literal is never sent (RFC 6066 section 3 forbids it). The host
+        // check is the context's either way (X509_check_host / X509_check_ip).
+        SecureStreamSocket secure = is_ip_literal(key.origin.host)
+                                        ? SecureStreamSocket::attach(socket, tls_context, tls_session)
+                                        : SecureStreamSocket::attach(socket, key.origin.host, tls_context, tls_session);
         // A handshake that times out inside attach is reported as success
         // (docs/design/poco-traps.md#tls-handshake-timeout): finish it explicitly and check.
         secure.setReceiveTimeout(handshake_budget());

@@ -1,10 +1,12 @@
 #pragma once
-// The system trust store without parsing it. OpenSSL's default loading
-// (SSL_CTX_set_default_verify_paths) parses the whole bundle file, ~140
-// certificates and ~60 ms on Debian 12, into every new TLS context; libcurl
-// 7.88 does the same for every new connection. A hashed certificate
-// directory holds the same certificates and is searched lazily, only for the
-// issuers a handshake needs (docs/design/poco-traps.md#tls-context).
+// The system trust store, as OpenSSL's defaults define it: the bundle file
+// (SSL_CERT_FILE, else OpenSSL's default file, /etc/ssl/certs/ca-certificates.crt
+// on Debian) and the hashed directory (SSL_CERT_DIR, else the default
+// directory), both. OpenSSL's own default loading parses the whole bundle,
+// ~140 certificates, into every new TLS context; libcurl 7.88 does it for
+// every new connection. Here the bundle is parsed once per process into one
+// shared store, and the directory is searched lazily, by issuer hash
+// (docs/design/poco-traps.md#tls-context).
 
 #include <string>
 
@@ -14,15 +16,27 @@ typedef struct ssl_ctx_st SSL_CTX;
 
 namespace nous::http::detail {
 
-/// The system certificate directory, resolved, when it can stand for the
-/// whole system store: OpenSSL's default file and directory are in use
-/// (SSL_CERT_FILE / SSL_CERT_DIR unset or naming them), and the directory
-/// holds subject-hash links (on Debian, update-ca-certificates makes the
-/// bundle and the links from the same certificates). Empty otherwise.
-std::string lazy_system_cert_dir();
+/// The bundle file and directory the system store is made of, as OpenSSL's
+/// defaults resolve them now (environment first). Either may not exist.
+struct SystemTrustPaths {
+    std::string file;
+    std::string dir;
+};
+SystemTrustPaths system_trust_paths();
 
-/// Adds the system store to `ctx`: the lazy directory when there is one,
-/// else OpenSSL's default file and directory.
+/// Adds the system store to `ctx`. A context that trusts nothing yet gets the
+/// process's shared store (no copy, no parse); one that already holds anchors
+/// (a ca_file) gets the shared certificates added beside them and the
+/// directory as a lazy lookup, so that ca_file adds to the store.
 void add_system_trust(SSL_CTX* ctx);
+
+/// The same for a context whose owner may load more anchors into its store
+/// after this call (libcurl): the store is never shared, the certificates are
+/// added to the context's own.
+void add_system_trust_unshared(SSL_CTX* ctx);
+
+/// Certificates parsed from bundle files so far in this process (tests: the
+/// bundle is parsed once, not per context).
+unsigned long system_bundle_parses();
 
 }  // namespace nous::http::detail
