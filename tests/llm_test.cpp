@@ -88,7 +88,7 @@ TEST_CASE("provider stream fixtures assemble the same message whole, byte by byt
         }
         ++fixtures;
     }
-    CHECK(fixtures == 8);
+    CHECK(fixtures == 11);
 }
 
 TEST_CASE("the OpenAI builder's body is the documented request for the same chat") {
@@ -324,4 +324,43 @@ TEST_CASE("run_chat: a 4xx is http_status with the provider's message, an in-str
     REQUIRE(broken.ok());
     CHECK(broken->text == "Par");
     CHECK(broken->stream_error == std::optional<std::string>("upstream died"));
+}
+
+TEST_CASE("regression: tool-call assembly was quadratic, 200,000 calls in one event are assembled whole") {
+    // One chunk with 200,000 tool-call starts, then one argument piece each,
+    // in reverse order: every lookup is of a call far from the last one.
+    constexpr int calls = 200'000;
+    std::string first = R"({"choices":[{"index":0,"delta":{"tool_calls":[)";
+    std::string second = first;
+    for (int i = 0; i < calls; ++i) {
+        if (i > 0) first += ',';
+        first += R"({"index":)" + std::to_string(i) + R"(,"id":"c)" + std::to_string(i) + R"(","function":{"name":"f","arguments":""}})";
+        if (i > 0) second += ',';
+        second += R"({"index":)" + std::to_string(calls - 1 - i) + R"(,"function":{"arguments":"{}"}})";
+    }
+    first += "]}}]}";
+    second += "]}}]}";
+    DeltaParser parser(Provider::openai);
+    Accumulator accumulator;
+    for (const std::string* data : {&first, &second}) {
+        Event event;
+        event.data = *data;
+        std::vector<Delta> deltas;
+        REQUIRE_FALSE(parser.parse(event, deltas));
+        for (const Delta& d : deltas) accumulator.add(d);
+    }
+    const ChatResult result = accumulator.result();
+    REQUIRE(result.tool_calls.size() == calls);
+    CHECK(result.tool_calls.front().id == "c0");
+    CHECK(result.tool_calls.back().id == "c" + std::to_string(calls - 1));
+    for (const auto& call : result.tool_calls) REQUIRE(call.arguments == "{}");
+}
+
+TEST_CASE("a non-streamed OpenAI response with n > 1 choices is the first choice only") {
+    auto result = parse_chat_response(Provider::openai, R"({"choices":[
+        {"index":1,"message":{"role":"assistant","content":"Bonjour"},"finish_reason":"length"},
+        {"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}]})");
+    REQUIRE(result.ok());
+    CHECK(result->text == "Hello");
+    CHECK(result->finish_reason == std::optional<std::string>("stop"));
 }

@@ -12,14 +12,12 @@ namespace nous::llm {
 void Accumulator::add(const Delta& delta) {
     partial_.text += delta.text;
     for (const ToolCallDelta& piece : delta.tool_calls) {
-        auto it = std::find_if(calls_.begin(), calls_.end(), [&](const Call& c) { return c.index == piece.index; });
-        if (it == calls_.end()) {
-            calls_.push_back(Call{piece.index, {}});
-            it = std::prev(calls_.end());
-        }
-        if (!piece.id.empty()) it->call.id = piece.id;
-        if (!piece.name.empty()) it->call.name = piece.name;
-        it->call.arguments += piece.arguments;
+        auto [at, added] = call_at_.try_emplace(piece.index, calls_.size());
+        if (added) calls_.push_back(Call{piece.index, {}});
+        Call& call = calls_[at->second];
+        if (!piece.id.empty()) call.call.id = piece.id;
+        if (!piece.name.empty()) call.call.name = piece.name;
+        call.call.arguments += piece.arguments;
     }
     if (delta.input_tokens) {
         usage_.input_tokens = *delta.input_tokens;

@@ -6,6 +6,8 @@
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 
+#include <cstdint>
+
 namespace nous::llm {
 
 namespace {
@@ -46,7 +48,35 @@ std::string error_text(const Value& error) {
 
 Error malformed(std::string why) { return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why); }
 
-void openai(const Value& doc, std::vector<Delta>& out) {
+/// The index of an OpenAI-compatible tool-call piece. Sent: as is (64-bit).
+/// Missing (some compatible servers): a new id starts a new call, a piece
+/// without one continues the last call, as the official SDKs assemble them.
+template <typename Calls>
+std::int64_t tool_call_index(const Value& call, const std::string& id, Calls& calls) {
+    std::int64_t index;
+    if (auto sent = int_member(call, "index")) {
+        index = *sent;
+    } else if (!calls.any || (!id.empty() && id != calls.last_id)) {
+        index = calls.next_index;
+    } else {
+        index = calls.last_index;
+    }
+    calls.any = true;
+    calls.last_index = index;
+    if (index >= calls.next_index) calls.next_index = index == INT64_MAX ? index : index + 1;
+    if (!id.empty()) calls.last_id = id;
+    return index;
+}
+
+/// Only the first choice (index 0) is the message: with `n` > 1 a server
+/// interleaves choices, and mixing them would merge different answers.
+bool is_first_choice(const Value& choice) {
+    const Value* index = member(choice, "index");
+    return index == nullptr || !index->IsInt64() || index->GetInt64() == 0;
+}
+
+template <typename Calls>
+void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
     Delta d;
     bool any = false;
     if (const Value* error = member(doc, "error"); error && !error->IsNull()) {
@@ -56,6 +86,7 @@ void openai(const Value& doc, std::vector<Delta>& out) {
     }
     if (const Value* choices = member(doc, "choices"); choices && choices->IsArray()) {
         for (const Value& choice : choices->GetArray()) {
+            if (!is_first_choice(choice)) continue;
             if (const Value* delta = member(choice, "delta")) {
                 if (auto text = string_member(*delta, "content")) {
                     d.text += *text;
@@ -64,8 +95,8 @@ void openai(const Value& doc, std::vector<Delta>& out) {
                 if (const Value* calls = member(*delta, "tool_calls"); calls && calls->IsArray()) {
                     for (const Value& call : calls->GetArray()) {
                         ToolCallDelta t;
-                        t.index = static_cast<int>(int_member(call, "index").value_or(0));
                         t.id = string_member(call, "id").value_or("");
+                        t.index = tool_call_index(call, t.id, unindexed);
                         if (const Value* fn = member(call, "function")) {
                             t.name = string_member(*fn, "name").value_or("");
                             t.arguments = string_member(*fn, "arguments").value_or("");
@@ -101,7 +132,7 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
         const Value* block = member(doc, "content_block");
         if (block && string_member(*block, "type") == std::optional<std::string>("tool_use")) {
             ToolCallDelta t;
-            t.index = static_cast<int>(int_member(doc, "index").value_or(0));
+            t.index = int_member(doc, "index").value_or(0);
             t.id = string_member(*block, "id").value_or("");
             t.name = string_member(*block, "name").value_or("");
             // A non-empty initial input is the whole argument object.
@@ -119,7 +150,7 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
             d.text = string_member(*delta, "text").value_or("");
         } else if (kind == "input_json_delta") {
             ToolCallDelta t;
-            t.index = static_cast<int>(int_member(doc, "index").value_or(0));
+            t.index = int_member(doc, "index").value_or(0);
             t.arguments = string_member(*delta, "partial_json").value_or("");
             d.tool_calls.push_back(std::move(t));
         }
@@ -191,7 +222,7 @@ std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vec
     switch (provider_) {
         case Provider::openai:
             if (!root.IsObject()) return malformed("an OpenAI chunk is not a JSON object");
-            openai(root, out);
+            openai(root, openai_calls_, out);
             break;
         case Provider::anthropic: {
             if (!root.IsObject()) return malformed("an Anthropic event is not a JSON object");
@@ -225,11 +256,12 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
             const Value* choices = member(root, "choices");
             if (!choices || !choices->IsArray()) return malformed("an OpenAI response without choices");
             for (const Value& choice : choices->GetArray()) {
+                if (!is_first_choice(choice)) continue;
                 Delta d;
                 if (const Value* message = member(choice, "message")) {
                     d.text = string_member(*message, "content").value_or("");
                     if (const Value* calls = member(*message, "tool_calls"); calls && calls->IsArray()) {
-                        int index = 0;
+                        std::int64_t index = 0;
                         for (const Value& call : calls->GetArray()) {
                             ToolCallDelta t;
                             t.index = index++;
@@ -262,7 +294,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
             }
             const Value* content = member(root, "content");
             if (!content || !content->IsArray()) return malformed("an Anthropic response without content");
-            int index = 0;
+            std::int64_t index = 0;
             for (const Value& block : content->GetArray()) {
                 Delta d;
                 const auto type = string_member(block, "type").value_or("");

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "nous/http/client.hpp"
@@ -83,7 +84,9 @@ struct Usage {
 /// A piece of one tool call: the first piece of an index usually carries the
 /// id and name, later ones argument bytes (JSON text, in order).
 struct ToolCallDelta {
-    int index = 0;
+    /// The call this piece belongs to: the provider's index, 64-bit as sent
+    /// (a piece without one continues the last call unless it brings a new id).
+    std::int64_t index = 0;
     std::string id;
     std::string name;
     std::string arguments;
@@ -112,6 +115,14 @@ public:
 private:
     Provider provider_;
     int gemini_calls_ = 0;
+    /// OpenAI-compatible servers that omit a tool call's "index": the call
+    /// the last piece went to, and the next free index for a new id.
+    struct UnindexedCalls {
+        bool any = false;
+        std::int64_t last_index = 0;
+        std::int64_t next_index = 0;
+        std::string last_id;
+    } openai_calls_;
 };
 
 struct ToolCall {
@@ -130,7 +141,8 @@ struct ChatResult {
 };
 
 /// Deltas in, the final message out: text concatenated, tool-call fragments
-/// joined by index (in index order), usage and finish reason kept.
+/// joined by index (in index order), usage and finish reason kept. Linear in
+/// the input: each fragment finds its call in constant time.
 class Accumulator {
 public:
     void add(const Delta& delta);
@@ -138,11 +150,12 @@ public:
 
 private:
     struct Call {
-        int index = 0;
+        std::int64_t index = 0;
         ToolCall call;
     };
     ChatResult partial_;
     std::vector<Call> calls_;
+    std::unordered_map<std::int64_t, std::size_t> call_at_;  ///< index -> position in calls_
     bool any_usage_ = false;
     Usage usage_;
 };
