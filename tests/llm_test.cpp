@@ -5,11 +5,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "fault_server.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/mock_server.hpp"
 #include "nous/llm/chat.hpp"
@@ -363,4 +366,37 @@ TEST_CASE("a non-streamed OpenAI response with n > 1 choices is the first choice
     REQUIRE(result.ok());
     CHECK(result->text == "Hello");
     CHECK(result->finish_reason == std::optional<std::string>("stop"));
+}
+
+TEST_CASE("regression: run_chat with stream = true ignored Options::cancel") {
+    const std::string backend = GENERATE("window", "pull");
+    nous::test::FaultServer server([](nous::test::Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(nous::test::kSseHead +
+                  nous::test::chunk(R"(data: {"choices":[{"index":0,"delta":{"content":"Par"}}]})"
+                                    "\n\n"));
+        peer.stall();
+    });
+    nous::http::CancelToken token;
+    nous::http::Options options;
+    options.stream_backend = backend;
+    options.cancel = &token;
+    options.max_retries = 0;
+    options.read_timeout = std::chrono::seconds(120);  // only the cancel can end it in time
+    ChatRequest request;
+    request.base_url = server.url("/v1");
+    request.model = "m";
+    request.messages = {{"user", "hi"}};
+    std::atomic<bool> first_delta{false};
+    std::thread canceller([&] {
+        nous::test::wait_until([&] { return first_delta.load(); });
+        token.cancel();
+    });
+    auto result = run_chat(request, options, [&](const Delta& d) {
+        if (d.text == "Par") first_delta = true;
+        return true;
+    });
+    canceller.join();
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error().code == ErrorCode::cancelled);
 }

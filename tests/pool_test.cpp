@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <vector>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -74,6 +76,92 @@ TEST_CASE("a reused connection that dies before any response byte is resent once
     CHECK_FALSE(r->connection_reused);
     CHECK(pool_stats().resent - before.resent == 1);
     CHECK(server.connections() == 2);
+}
+
+namespace {
+/// The value of `name` in a request head ("" when absent).
+std::string header_value(const std::string& head, const std::string& name) {
+    const std::string needle = "\r\n" + name + ": ";
+    const auto at = head.find(needle);
+    if (at == std::string::npos) return "";
+    const auto start = at + needle.size();
+    return head.substr(start, head.find("\r\n", start) - start);
+}
+
+/// Answers the first request on connection 0, then reads the second whole and
+/// closes without a byte of answer (a gateway that gave up during a long
+/// completion); later connections answer "fresh". Every request head is kept.
+struct ReadThenCloseServer {
+    std::mutex mutex;
+    std::vector<std::string> heads;  ///< guarded by mutex
+    FaultServer server{[this](Peer& peer, std::uint64_t index) {
+        std::string head;
+        while (peer.read_request(&head)) {
+            {
+                std::lock_guard lock(mutex);
+                heads.push_back(head);
+            }
+            if (index == 0 && peer.requests_read() == 2) {
+                peer.close_write();
+                return;
+            }
+            peer.send(ok_response(index == 0 ? "one" : "fresh"));
+        }
+    }};
+    std::vector<std::string> seen() {
+        std::lock_guard lock(mutex);
+        return heads;
+    }
+};
+}  // namespace
+
+TEST_CASE("regression: a POST that reached the server on a reused connection was resent silently without a key") {
+    const std::string backend = GENERATE("pooled", "curl");
+    if (backend == "curl" && resolve_backend_name([] { Options o; o.backend = "curl"; return o; }()).value() != "curl")
+        return;  // not built
+    INFO(backend);
+    ReadThenCloseServer s;
+    Options o;
+    o.max_retries = 0;
+    o.idempotency_key = false;
+    o.backend = backend;
+    REQUIRE(post(s.server.url(), "{}", {}, o)->body == "one");
+    auto before = pool_stats();
+    auto r = post(s.server.url(), R"({"charge":1})", {}, o);
+    const auto heads = s.seen();
+    if (backend == "pooled") {
+        // No key, whole request out, no answer: it may have been acted on.
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == ErrorCode::connection_closed);
+        CHECK(pool_stats().resent == before.resent);
+        CHECK(heads.size() == 2);
+        CHECK(header_value(heads[1], "Idempotency-Key").empty());
+    } else {
+        // libcurl resends by itself: the key goes out whatever the option says,
+        // the same on both copies, so the server can drop the duplicate.
+        REQUIRE(heads.size() >= 2);
+        const std::string key = header_value(heads[1], "Idempotency-Key");
+        CHECK(key.size() == 36);
+        if (heads.size() == 3) CHECK(header_value(heads[2], "Idempotency-Key") == key);
+    }
+}
+
+TEST_CASE("a reused connection that closes after a whole request with an Idempotency-Key is resent once, with the same key") {
+    ReadThenCloseServer s;
+    Options o;
+    o.max_retries = 0;  // the resend is not the retry policy's
+    REQUIRE(post(s.server.url(), "{}", {}, o)->body == "one");
+    auto before = pool_stats();
+    auto r = post(s.server.url(), R"({"charge":1})", {}, o);
+    REQUIRE(r.ok());
+    CHECK(r->body == "fresh");
+    CHECK(pool_stats().resent - before.resent == 1);
+    const auto heads = s.seen();
+    REQUIRE(heads.size() == 3);
+    const std::string key = header_value(heads[1], "Idempotency-Key");
+    CHECK(key.size() == 36);
+    CHECK(header_value(heads[2], "Idempotency-Key") == key);
+    CHECK(header_value(heads[0], "Idempotency-Key") != key);
 }
 
 TEST_CASE("no resend once the server had started answering") {

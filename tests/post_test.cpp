@@ -71,16 +71,40 @@ TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
     std::string head, body;
     std::atomic<bool> got{false};
     FaultServer server([&](Peer& peer, std::uint64_t) {
-        if (!peer.read_request(&head, &body)) return;
-        got = true;
-        peer.send(ok_response("{}"));
+        std::string h, b;
+        while (peer.read_request(&h, &b)) {
+            head = h;
+            body = b;
+            got = true;
+            if (!peer.send(ok_response("{}"))) return;
+        }
     });
-    // Retries off: no Idempotency-Key (its own test is below).
+    // Every call carries a generated Idempotency-Key, retries on or off (its own tests are below).
     auto r = post(server.url("/v1/chat/completions?x=1"), R"({"a":1})",
                   {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}}, no_retry());
     REQUIRE(r.ok());
     REQUIRE(got);
     std::string host = "127.0.0.1:" + std::to_string(server.port());
+    const auto key_at = head.find("Idempotency-Key: ");
+    REQUIRE(key_at != std::string::npos);
+    const std::string key = head.substr(key_at + 17, 36);
+    CHECK(head == "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
+                  "Host: " + host + "\r\n"
+                  "Content-Length: 7\r\n"
+                  "Content-Type: application/json\r\n"
+                  "User-Agent: nous-http/0.1\r\n"
+                  "Idempotency-Key: " + key + "\r\n"
+                  "Authorization: Bearer sk-test\r\n"
+                  "X-Custom: yes\r\n"
+                  "\r\n");
+    // And the exact bytes without it, when the option turns it off.
+    Options without_key = no_retry();
+    without_key.idempotency_key = false;
+    got = false;
+    REQUIRE(post(server.url("/v1/chat/completions?x=1"), R"({"a":1})",
+                 {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}}, without_key)
+                .ok());
+    REQUIRE(got);
     CHECK(head == "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
                   "Host: " + host + "\r\n"
                   "Content-Length: 7\r\n"

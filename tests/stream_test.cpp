@@ -211,6 +211,61 @@ TEST_CASE("cancel from another thread ends a stream blocked in a read") {
     CHECK_FALSE(s.next().has_value());
 }
 
+TEST_CASE("regression: streams ignored Options::cancel, a shared token ends every stream and post that holds it") {
+    const std::string backend = GENERATE("window", "pull");
+    std::atomic<int> stalled{0};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        std::string head;
+        if (!peer.read_request(&head)) return;
+        if (head.find("/stream") != std::string::npos) peer.send(kSseHead + chunk("data: first\n\n"));
+        ++stalled;
+        peer.stall();
+    });
+    CancelToken token;
+    Options o = with_backend(backend);
+    o.cancel = &token;
+    o.read_timeout = 120s;  // far past the test's own timeout: only the cancel can end these calls
+    Stream a = stream(server.url("/stream"), "{}", {}, o);
+    Stream b = stream(server.url("/stream"), "{}", {}, o);
+    REQUIRE(a.next()->event.data == "first");
+    REQUIRE(b.next()->event.data == "first");
+    std::optional<Result<Response>> posted;
+    std::thread poster([&] { posted.emplace(post(server.url("/post"), "{}", {}, o)); });
+    REQUIRE(wait_until([&] { return stalled.load() == 3; }));
+    std::thread canceller([&] { token.cancel(); });
+    auto from_a = a.next();
+    auto from_b = b.next();
+    canceller.join();
+    poster.join();
+    REQUIRE(from_a);
+    REQUIRE(from_b);
+    CHECK(from_a->error.code == ErrorCode::cancelled);
+    CHECK(from_b->error.code == ErrorCode::cancelled);
+    CHECK_FALSE(a.next().has_value());
+    REQUIRE(posted);
+    REQUIRE_FALSE(posted->ok());
+    CHECK(posted->error().code == ErrorCode::cancelled);
+}
+
+TEST_CASE("a shared token reaches a stream in connect, and one cancelled before stream() ends it at once") {
+    const std::string backend = GENERATE("window", "pull");
+    BlackholeListener blackhole;
+    CancelToken token;
+    Options o = with_backend(backend);
+    o.connect_timeout = 120s;
+    o.cancel = &token;
+    Stream s = stream("http://127.0.0.1:" + std::to_string(blackhole.port()) + "/", "{}", {}, o);
+    std::thread canceller([&] { token.cancel(); });
+    auto item = s.next();
+    canceller.join();
+    REQUIRE(item);
+    CHECK(item->error.code == ErrorCode::cancelled);
+    Stream late = stream("http://127.0.0.1:" + std::to_string(blackhole.port()) + "/", "{}", {}, o);
+    auto first = late.next();
+    REQUIRE(first);
+    CHECK(first->error.code == ErrorCode::cancelled);
+}
+
 TEST_CASE("dropping a stream blocked in connect returns") {
     const std::string backend = GENERATE("window", "pull");
     BlackholeListener blackhole;

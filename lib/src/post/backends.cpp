@@ -3,6 +3,7 @@
 #include "core/backend_chain.hpp"
 #include "core/config.hpp"
 #include "core/registry.hpp"
+#include "core/uuid.hpp"
 
 namespace nous::http {
 
@@ -50,9 +51,21 @@ Result<std::string> resolve_backend_name(const Options& options) {
 
 namespace detail {
 
+Result<PreparedCall> PreparedBackend::prepare(Url url, const Headers& headers, const Options& options,
+                                              const EnvSnapshot& env, const Config& config) const {
+    auto call = prepare_call(std::move(url), headers, options, env, config);
+    if (call && resends_whole_requests() && !call->has_idempotency_key) {
+        call->extra_headers.emplace_back("Idempotency-Key", uuid_v4());
+        call->has_idempotency_key = true;
+    }
+    return call;
+}
+
 Result<Response> PreparedBackend::post(const Request& request, const Options& options) {
     const EnvSnapshot env = read_env();
-    auto call = prepare_call(request.url, request.body, *request.headers, options, env, *config_snapshot(env));
+    auto valid = validate_call(request.url, request.body, *request.headers);
+    if (!valid) return valid.error();
+    auto call = prepare(std::move(valid.value()), *request.headers, options, env, *config_snapshot(env));
     if (!call) return call.error();
     const auto total_by =
         options.total_timeout ? Clock::now() + *options.total_timeout : Clock::time_point::max();

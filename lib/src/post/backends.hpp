@@ -18,6 +18,13 @@ public:
     Result<Response> post(const Request& request, const Options& options) override;
     virtual Result<Response> post_prepared(const PreparedCall& call, const Request& request,
                                            Clock::time_point total_by) = 0;
+    /// Whether the backend's transport resends a whole request by itself after
+    /// a reused connection fails (libcurl does): then every call carries an
+    /// Idempotency-Key, whatever Options::idempotency_key says.
+    virtual bool resends_whole_requests() const noexcept { return false; }
+    /// prepare_call for this backend.
+    Result<PreparedCall> prepare(Url url, const Headers& headers, const Options& options, const EnvSnapshot& env,
+                                 const Config& config) const;
 };
 
 std::shared_ptr<Backend> make_pooled_backend();

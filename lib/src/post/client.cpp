@@ -26,7 +26,7 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
     auto* prepared_backend = dynamic_cast<PreparedBackend*>(backend.value().get());
     std::optional<PreparedCall> call;
     if (prepared_backend) {
-        auto made = prepare_call(std::move(valid.value()), headers, options, env, *config);
+        auto made = prepared_backend->prepare(std::move(valid.value()), headers, options, env, *config);
         if (!made) return made.error();
         call.emplace(std::move(made.value()));
     }

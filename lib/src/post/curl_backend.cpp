@@ -250,6 +250,11 @@ std::chrono::microseconds info_us(CURL* easy, CURLINFO what) {
 
 class CurlBackend final : public PreparedBackend {
 public:
+    /// libcurl resends a request on a reused connection that fails before
+    /// any response byte, however long after it left: only a key makes that
+    /// safe (docs/design/curl.md).
+    bool resends_whole_requests() const noexcept override { return true; }
+
     Result<Response> post_prepared(const PreparedCall& call, const Request& request,
                                    Clock::time_point total_by) override {
         const Options& options = *call.options;

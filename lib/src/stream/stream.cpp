@@ -8,6 +8,7 @@
 
 #include "codec/decoders.hpp"
 #include "core/backend_chain.hpp"
+#include "core/cancel.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "core/registry.hpp"
@@ -17,7 +18,10 @@ namespace nous::http {
 
 // ---- the handle --------------------------------------------------------------
 
-struct Stream::State {
+/// The handle's state. It is also what a caller's shared token
+/// (Options::cancel) interrupts: a cancel of that token ends this stream as
+/// Stream::cancel() does, whichever backend made it.
+struct Stream::State final : detail::CancelTarget {
     std::unique_ptr<ChunkSource> source;
     std::unique_ptr<Decoder> decoder;
     detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
@@ -33,6 +37,16 @@ struct Stream::State {
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> items{0};
     std::atomic<bool> done_seen{false};
+    /// Registered with Options::cancel; last, so that it is dropped before the
+    /// source it interrupts is destroyed.
+    std::optional<detail::CancelRegistration> shared_cancel;
+
+    /// On the cancelling thread, under the token's lock: quick, and never
+    /// back into that token (the source has a token of its own).
+    void interrupt() noexcept override {
+        cancelled.store(true);
+        if (source) source->cancel();
+    }
 
     void end_with(Error e) {
         terminal = Terminal::error;
@@ -203,6 +217,18 @@ std::unique_ptr<Decoder> decoder_for(const Options& options) {
     return make_sse_decoder(cap);
 }
 
+namespace detail {
+
+struct StreamAccess {
+    /// Ties the stream to the caller's token for the stream's lifetime.
+    static Stream watch(Stream stream, const CancelToken* token) {
+        if (token && stream.state_) stream.state_->shared_cancel.emplace(token, stream.state_.get());
+        return stream;
+    }
+};
+
+}  // namespace detail
+
 // ---- backends and resolution -----------------------------------------------
 
 namespace {
@@ -292,12 +318,14 @@ Stream stream(std::string_view url, std::string_view body, const Headers& header
     auto backend = stream_backend_for(options, env, *config);
     if (!backend) return Stream::failed(backend.error());
     const Request request{url, body, &headers};
+    // Options::cancel ends the stream whichever backend made it; a stream
+    // also has its own handle, Stream::cancel().
     if (auto* builtin = dynamic_cast<BuiltinStreamBackend*>(backend.value().get()))
-        return builtin->open_with(request, options, env, *config);
+        return detail::StreamAccess::watch(builtin->open_with(request, options, env, *config), options.cancel);
     // A custom backend sees only calls that pass the checks post() applies.
     if (auto valid = detail::validate_call(url, body, headers); !valid) return Stream::failed(valid.error());
     try {
-        return backend.value()->open(request, options);
+        return detail::StreamAccess::watch(backend.value()->open(request, options), options.cancel);
     } catch (const std::exception& e) {
         return Stream::failed(Error(ErrorCode::backend_unavailable, std::string("stream backend threw: ") + e.what()));
     }

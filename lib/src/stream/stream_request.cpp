@@ -34,7 +34,9 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
                                                      const EnvSnapshot& env, const Config& config) {
     auto call = std::make_unique<StreamCall>();
     call->options = options;
-    call->options.cancel = nullptr;  // a stream is cancelled through its handle
+    // The stream's own token does the interrupting; the caller's token
+    // reaches it through the handle (Stream::State::interrupt).
+    call->options.cancel = nullptr;
     auto prepared = prepare_call(url, body, headers, call->options, env, config);
     if (!prepared) return prepared.error();
     call->prepared = std::move(prepared.value());

@@ -43,10 +43,14 @@ Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options
     // dropped silently; the caller's own Authorization wins.
     if (!call.url.userinfo.empty() && !has_authorization)
         call.extra_headers.emplace_back("Authorization", basic_auth(call.url.userinfo));
-    // One key for every attempt of this call, so that a server honouring the
-    // header drops the duplicate of a request lost after it was sent.
-    if (call.settings.max_retries > 0 && options.idempotency_key && !has_idempotency_key)
+    // One key for every attempt of this call, retries on or off: a server
+    // honouring the header drops the duplicate of a request lost after it was
+    // sent, and only a request with a key is resent after a stale reuse.
+    if (options.idempotency_key && !has_idempotency_key) {
         call.extra_headers.emplace_back("Idempotency-Key", uuid_v4());
+        has_idempotency_key = true;
+    }
+    call.has_idempotency_key = has_idempotency_key;
     return call;
 }
 
@@ -75,7 +79,12 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
     params_.deadlines = deadlines;
     if (!pool_) pool_ = pool_for(call_.url, call_.proxy, *call_.options, call_.settings.pool);
     // The first try may reuse an idle connection. A reused connection that
-    // turns out stale before any response byte is resent once, on a new one.
+    // turns out stale before any response byte is resent once, on a new one,
+    // when the server cannot have acted on the request: it did not go out
+    // whole, or it carries an Idempotency-Key that lets the server drop the
+    // duplicate. A whole request without a key on a connection that then
+    // closed may have been acted on (a gateway that read it and gave up
+    // during a long completion): connection_closed, and the retry policy decides.
     for (int resends = 0;; ++resends) {
         auto lease = pool_->checkout(params_.deadlines, params_.cancel, resends == 0);
         if (!lease) return lease.error();
@@ -87,7 +96,8 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
         std::optional<Error> error = reader_->send(call_.url, body, headers);
         if (!error) error = reader_->read_head();
         if (!error) return std::nullopt;
-        const bool stale = reused_ && resends == 0 && !reader_->any_response_byte() && reader_->stale_connection();
+        const bool stale = reused_ && resends == 0 && !reader_->any_response_byte() && reader_->stale_connection() &&
+                           (!reader_->request_sent() || call_.has_idempotency_key);
         reader_.reset();
         registration_.reset();
         pool_->checkin(std::move(transport_), false);

@@ -3,7 +3,8 @@
 // call (validated, proxy chosen, settings merged) and its attempts (a pooled
 // connection checked out, the request sent, the head read, and one
 // transparent resend when a reused connection proves stale before any
-// response byte). The retry policy runs around attempts (core/retry.hpp).
+// response byte and the request either did not go out whole or carries an
+// Idempotency-Key). The retry policy runs around attempts (core/retry.hpp).
 
 #include <memory>
 #include <optional>
@@ -24,6 +25,9 @@ struct PreparedCall {
     Headers extra_headers;            ///< set by the library (Authorization from userinfo, Idempotency-Key)
     Settings settings;
     const Options* options = nullptr;  ///< outlives the call (streams keep their own copy)
+    /// The request carries an Idempotency-Key (the caller's or ours): only
+    /// then may a request that went out whole be resent after a stale reuse.
+    bool has_idempotency_key = false;
 };
 
 /// Checks what every backend must refuse before anything is sent: a bad URL,

@@ -148,6 +148,10 @@ public:
 
 /// A move-only handle on a streaming response. Not thread-safe except cancel()
 /// and stats(). Destroying it cancels the stream and returns promptly.
+namespace detail {
+struct StreamAccess;
+}
+
 class Stream {
 public:
     Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> decoder);
@@ -197,6 +201,7 @@ public:
     iterator end() { return iterator(); }
 
 private:
+    friend struct detail::StreamAccess;
     struct State;
     std::unique_ptr<State> state_;
 };
