@@ -21,6 +21,7 @@
 #include "core/cancel.hpp"
 #include "core/log.hpp"
 #include "core/proxy.hpp"
+#include "transport/dialer.hpp"
 #include "transport/io_counters.hpp"
 #include "transport/resolver.hpp"
 #include "transport/sigpipe.hpp"
@@ -134,30 +135,6 @@ std::optional<Error> tunnel(StreamSocket& socket, const ConnectionKey& key, cons
     }
 }
 
-/// Non-blocking connect of one address under the deadline. The fd is published
-/// to the cancel token first, so cancel() can shut it down mid-connect.
-IoResult connect_one(StreamSocket& socket, const ResolvedAddress& address, const Deadlines& deadlines,
-                     const CancelToken* cancel) {
-    int fd = socket.impl()->sockfd();
-    socket.setBlocking(false);
-    int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length);
-    if (rc != 0 && errno != EINPROGRESS) return {IoStatus::failed, 0, std::strerror(errno)};
-    if (rc != 0) {
-        Deadlines connect_phase = deadlines;
-        connect_phase.total_by = deadlines.connect_limit();
-        IoStatus w = wait_fd(fd, POLLOUT, connect_phase, Clock::time_point::max());
-        if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-        if (w != IoStatus::ok) return {IoStatus::timeout_total, 0, "connect timed out"};
-        int err = 0;
-        socklen_t len = sizeof err;
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err != 0) return {IoStatus::failed, 0, std::strerror(err)};
-    }
-    if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
-    socket.setBlocking(true);
-    return {};
-}
-
 }  // namespace
 
 Context::Ptr make_tls_context(const ConnectionKey& key) {
@@ -225,42 +202,16 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
     if (!addresses) return addresses.error();
 
     auto t1 = Clock::now();
-    std::optional<StreamSocket> connected;
-    std::string failures;
-    for (const auto& address : addresses.value()) {
-        // socket() fails under EMFILE/ENFILE (and POCO throws): a typed
-        // error, never an exception out of post() or a leaked pool slot.
-        std::optional<StreamSocket> created;
-        try {
-            created.emplace(address.family() == AF_INET6 ? Poco::Net::SocketAddress::IPv6
-                                                         : Poco::Net::SocketAddress::IPv4);
-        } catch (const Poco::Exception& e) {
-            return Error(ErrorCode::connect_failed, "cannot create a socket: " + e.displayText());
-        }
-        StreamSocket& socket = *created;
-        int fd = socket.impl()->sockfd();
-        // Before the SYN: the window scale is fixed at handshake time.
-        if (key.receive_buffer_bytes > 0)
-            ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &key.receive_buffer_bytes, sizeof(int));
-        int nodelay = key.tcp_nodelay ? 1 : 0;
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
-        SocketRegistration registration(cancel, fd);
-        IoResult r = connect_one(socket, address, deadlines, cancel);
-        if (r.status == IoStatus::ok) {
-            connected = socket;
-            break;
-        }
-        if (r.status == IoStatus::cancelled) return Error(ErrorCode::cancelled, "cancelled while connecting");
-        if (r.status == IoStatus::timeout_total)
-            return Error(deadlines.connect_timeout_code(),
-                         "timed out connecting to " + peer.host + " (" + address.to_string() + ")");
-        failures += (failures.empty() ? "" : "; ") + address.to_string() + ": " + r.detail;
+    auto connected = dial(addresses.value(), SocketSetup{key.receive_buffer_bytes, key.tcp_nodelay},
+                          peer.host + ":" + std::to_string(peer.port), deadlines, cancel);
+    if (!connected) {
+        // Every cached address failed: the next attempt resolves the name
+        // afresh instead of trying the same dead addresses for the cache's TTL.
+        if (connected.error().code != ErrorCode::cancelled) forget_resolution(peer.host, peer.port);
+        return connected.error();
     }
-    if (!connected)
-        return Error(ErrorCode::connect_failed,
-                     "cannot connect to " + peer.host + ":" + std::to_string(peer.port) + " (" + failures + ")");
     timings.connect = since(t1);
-    StreamSocket socket = *connected;
+    StreamSocket socket = connected.value();
     int fd = socket.impl()->sockfd();
     SocketRegistration registration(cancel, fd);
 

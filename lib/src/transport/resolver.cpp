@@ -80,6 +80,27 @@ std::string cache_key(const std::string& host, std::uint16_t port) { return host
 
 }  // namespace
 
+void forget_resolution(const std::string& host, std::uint16_t port) {
+    auto& cache = dns_cache();
+    std::lock_guard lock(cache.mutex);
+    cache.entries.erase(cache_key(host, port));
+}
+
+namespace {
+std::mutex g_seam_mutex;
+ResolverFunction g_seam;  ///< guarded by g_seam_mutex
+
+ResolverFunction resolver_seam() {
+    std::lock_guard lock(g_seam_mutex);
+    return g_seam;
+}
+}  // namespace
+
+void set_resolver_for_tests(ResolverFunction resolver) {
+    std::lock_guard lock(g_seam_mutex);
+    g_seam = std::move(resolver);
+}
+
 void clear_dns_cache() {
     auto& cache = dns_cache();
     std::lock_guard lock(cache.mutex);
@@ -108,9 +129,9 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
     // thread that owns its state, and wait for it under the deadline.
     auto lookup = std::make_shared<Lookup>();
     try {
-        std::thread([lookup, host, port] {
+        std::thread([lookup, host, port, seam = resolver_seam()] {
             std::vector<ResolvedAddress> found;
-            int rc = run_getaddrinfo(host, port, AI_ADDRCONFIG | AI_NUMERICSERV, found);
+            int rc = seam ? seam(host, port, found) : run_getaddrinfo(host, port, AI_ADDRCONFIG | AI_NUMERICSERV, found);
             std::lock_guard lock(lookup->mutex);
             lookup->rc = rc;
             lookup->addresses = std::move(found);

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,14 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
 
 /// Forgets every cached resolution (tests).
 void clear_dns_cache();
+
+/// Forgets the cached addresses of host:port (every one of them failed).
+void forget_resolution(const std::string& host, std::uint16_t port);
+
+/// Test seam: replaces getaddrinfo for names (not IP literals). Returns a
+/// getaddrinfo code (0: `out` holds the addresses). Empty: the real resolver.
+using ResolverFunction = std::function<int(const std::string& host, std::uint16_t port,
+                                           std::vector<ResolvedAddress>& out)>;
+void set_resolver_for_tests(ResolverFunction resolver);
 
 }  // namespace nous::http::detail

@@ -1,0 +1,188 @@
+// transport/dialer: Happy Eyeballs over the resolver seam, with addresses on
+// loopback that accept, refuse, or drop SYNs.
+
+#include <catch2/catch.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "fault_server.hpp"
+#include "nous/http/client.hpp"
+#include "transport/dialer.hpp"
+#include "transport/resolver.hpp"
+
+using namespace nous::http;
+using namespace nous::http::detail;
+using namespace nous::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+ResolvedAddress v4(const char* ip, std::uint16_t port) {
+    ResolvedAddress a;
+    auto& in = reinterpret_cast<sockaddr_in&>(a.storage);
+    in.sin_family = AF_INET;
+    in.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip, &in.sin_addr);
+    a.length = sizeof(sockaddr_in);
+    return a;
+}
+
+ResolvedAddress v6(const char* ip, std::uint16_t port) {
+    ResolvedAddress a;
+    auto& in = reinterpret_cast<sockaddr_in6&>(a.storage);
+    in.sin6_family = AF_INET6;
+    in.sin6_port = htons(port);
+    ::inet_pton(AF_INET6, ip, &in.sin6_addr);
+    a.length = sizeof(sockaddr_in6);
+    return a;
+}
+
+/// A loopback port with nothing listening: connects are refused.
+std::uint16_t refused_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+/// Installs the resolver seam for one test: "dual.test" resolves to what
+/// `addresses()` says at that moment; every lookup is counted.
+struct FakeNames {
+    std::atomic<int> lookups{0};
+    std::function<std::vector<ResolvedAddress>()> addresses;
+    FakeNames() {
+        clear_dns_cache();
+        set_resolver_for_tests([this](const std::string& host, std::uint16_t, std::vector<ResolvedAddress>& out) {
+            ++lookups;
+            if (host != "dual.test") return EAI_NONAME;
+            out = addresses();
+            return 0;
+        });
+    }
+    ~FakeNames() {
+        set_resolver_for_tests(nullptr);
+        clear_dns_cache();
+    }
+};
+
+FaultServer answering() {
+    return FaultServer([](Peer& peer, std::uint64_t) {
+        while (peer.read_request()) peer.send(ok_response("good"));
+    });
+}
+
+Options patient() {
+    Options o;
+    o.max_retries = 0;
+    o.connect_timeout = 120s;  // past the test's own timeout: the old dialer would wait it out
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("families are interleaved, starting with the resolver's first choice") {
+    auto order = interleave_families({v6("::1", 1), v6("::1", 2), v6("::1", 3), v4("127.0.0.1", 4)});
+    REQUIRE(order.size() == 4);
+    CHECK(order[0].family() == AF_INET6);
+    CHECK(order[1].family() == AF_INET);
+    CHECK(order[2].family() == AF_INET6);
+    CHECK(order[3].family() == AF_INET6);
+    auto v4_first = interleave_families({v4("127.0.0.1", 1), v6("::1", 2), v4("127.0.0.1", 3)});
+    CHECK(v4_first[0].family() == AF_INET);
+    CHECK(v4_first[1].family() == AF_INET6);
+    CHECK(v4_first[2].family() == AF_INET);
+}
+
+TEST_CASE("regression: an address that drops SYNs ate the whole connect budget, [dead, good] connects") {
+    BlackholeListener dead;
+    auto good = answering();
+    FakeNames names;
+    names.addresses = [&] { return std::vector{v4("127.0.0.1", dead.port()), v4("127.0.0.1", good.port())}; };
+    auto r = post("http://dual.test:" + std::to_string(good.port()) + "/", "{}", {}, patient());
+    INFO((r.ok() ? std::string("ok") : r.error().message));
+    REQUIRE(r.ok());
+    CHECK(r->body == "good");
+    CHECK(good.connections() == 1);
+}
+
+TEST_CASE("a refused address starts the next attempt at once") {
+    auto good = answering();
+    FakeNames names;
+    const std::uint16_t refused = refused_port();
+    names.addresses = [&] { return std::vector{v4("127.0.0.1", refused), v4("127.0.0.1", good.port())}; };
+    auto r = post("http://dual.test:" + std::to_string(good.port()) + "/", "{}", {}, patient());
+    REQUIRE(r.ok());
+    CHECK(r->body == "good");
+}
+
+TEST_CASE("every address refused is connect_failed naming each, every address silent is timeout_connect") {
+    FakeNames names;
+    const std::uint16_t a = refused_port(), b = refused_port();
+    names.addresses = [&] { return std::vector{v4("127.0.0.1", a), v4("127.0.0.1", b)}; };
+    Options o = patient();
+    auto refused = post("http://dual.test:80/", "{}", {}, o);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().code == ErrorCode::connect_failed);
+    CHECK(refused.error().message.find("127.0.0.1") != std::string::npos);
+
+    BlackholeListener dead1, dead2;
+    names.addresses = [&] { return std::vector{v4("127.0.0.1", dead1.port()), v4("127.0.0.1", dead2.port())}; };
+    clear_dns_cache();
+    o.connect_timeout = 600ms;
+    auto silent = post("http://dual.test:80/", "{}", {}, o);
+    REQUIRE_FALSE(silent.ok());
+    CHECK(silent.error().code == ErrorCode::timeout_connect);
+}
+
+TEST_CASE("regression: a name whose every cached address failed was kept for 60 s, it is resolved afresh") {
+    BlackholeListener dead;
+    auto good = answering();
+    FakeNames names;
+    std::atomic<bool> repaired{false};
+    names.addresses = [&] {
+        return repaired ? std::vector{v4("127.0.0.1", good.port())} : std::vector{v4("127.0.0.1", dead.port())};
+    };
+    Options o = patient();
+    o.connect_timeout = 300ms;
+    const std::string url = "http://dual.test:" + std::to_string(good.port()) + "/";
+    auto first = post(url, "{}", {}, o);
+    REQUIRE_FALSE(first.ok());
+    CHECK(first.error().code == ErrorCode::timeout_connect);
+    CHECK(names.lookups == 1);
+    repaired = true;  // DNS now points at the live member
+    auto second = post(url, "{}", {}, o);
+    CHECK(names.lookups == 2);
+    REQUIRE(second.ok());
+    CHECK(second->body == "good");
+    // A name that connected stays cached.
+    REQUIRE(post(url, "{}", {}, o).ok());
+    CHECK(names.lookups == 2);
+}
+
+TEST_CASE("a cancel ends a dial with attempts in flight") {
+    BlackholeListener dead1, dead2;
+    FakeNames names;
+    names.addresses = [&] { return std::vector{v4("127.0.0.1", dead1.port()), v4("127.0.0.1", dead2.port())}; };
+    CancelToken token;
+    Options o = patient();
+    o.cancel = &token;
+    std::optional<Result<Response>> result;
+    std::thread caller([&] { result.emplace(post("http://dual.test:80/", "{}", {}, o)); });
+    REQUIRE(wait_until([&] { return names.lookups.load() == 1; }));
+    token.cancel();
+    caller.join();
+    REQUIRE(result);
+    REQUIRE_FALSE(result->ok());
+    CHECK(result->error().code == ErrorCode::cancelled);
+}
