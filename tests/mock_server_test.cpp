@@ -1,10 +1,16 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <thread>
+#include <arpa/inet.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "nous/http/client.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/mock_server.hpp"
+#include "nous/llm/chat.hpp"
 
 using namespace nous::http;
 
@@ -74,4 +80,85 @@ TEST_CASE("mock server: the nagle switch still serves correct bodies") {
         CHECK(r->body == MockServer::small_body());
     }
     CHECK(server.connections_accepted() == 1);
+}
+
+namespace {
+
+/// Bytes the C heap holds in use now (glibc).
+std::size_t heap_in_use() { return mallinfo2().uordblks; }
+
+/// Sends `request` on a new loopback connection and reads until `marker`
+/// has arrived; the connection stays open, unread, while the caller looks.
+int open_and_read_until(std::uint16_t port, const std::string& request, const std::string& marker) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+    std::string got;
+    char buf[4096];
+    while (got.find(marker) == std::string::npos) {
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        REQUIRE(n > 0);
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    return fd;
+}
+
+std::string chat_request(const std::string& body) {
+    return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+}  // namespace
+
+TEST_CASE("regression: the mock built a whole reply in memory, a 1,000,000-token reply holds O(1) per connection") {
+#ifdef NOUS_SANITIZED
+    WARN("the sanitizers' allocator hides glibc's heap counters: memory not checked");
+    return;
+#else
+    MockServerOptions options;
+    options.stream_tokens = 1'000'000;  // ~5 MB of text, ~100 MB of OpenAI events if built whole
+    MockServer server(options);
+    server.start();
+    const std::size_t before = heap_in_use();
+    // Neither reply is read past its first bytes: the server is blocked in
+    // send() with the reply's first part in the socket buffers.
+    int streamed = open_and_read_until(server.port(), chat_request(R"({"model":"m","stream":true})"), "data: ");
+    int whole = open_and_read_until(server.port(), chat_request(R"({"model":"m"})"), "\"content\":\"Hello");
+    const std::size_t during = heap_in_use();
+    ::close(streamed);
+    ::close(whole);
+    INFO("heap grew by " << (during > before ? during - before : 0) << " bytes");
+    CHECK(during < before + (2u << 20));
+#endif
+}
+
+TEST_CASE("mock server: a long reply is the same text streamed and whole, in every format") {
+    MockServerOptions options;
+    options.stream_tokens = 20'000;
+    MockServer server(options);
+    server.start();
+    std::string expected;
+    const char* const words[] = {"Hello", " from", " the", " nous", "-http", " mock", " server", ".",
+                                 " Tokens", " arrive", " one", " by", " one", " as", " requested", "!"};
+    for (int i = 0; i < options.stream_tokens; ++i) expected += words[i % 16];
+    for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic, nous::llm::Provider::gemini}) {
+        for (bool stream : {true, false}) {
+            INFO(nous::llm::to_string(provider) << (stream ? " streamed" : " whole"));
+            nous::llm::ChatRequest request;
+            request.provider = provider;
+            request.base_url = server.base_url() + (provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
+            request.model = "m";
+            request.messages = {{"user", "hi"}};
+            request.stream = stream;
+            auto result = nous::llm::run_chat(request);
+            REQUIRE(result.ok());
+            CHECK(result->text == expected);
+            REQUIRE(result->usage);
+            CHECK(result->usage->output_tokens == options.stream_tokens);
+        }
+    }
 }

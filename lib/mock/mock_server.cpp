@@ -95,9 +95,6 @@ const std::string& large_body_ref() {
     return body;
 }
 
-const char* const kWords[] = {"Hello", " from", " the", " nous", "-http", " mock", " server", ".",
-                              " Tokens", " arrive", " one", " by", " one", " as", " requested", "!"};
-
 }  // namespace
 
 struct MockServer::Impl {
@@ -277,8 +274,9 @@ struct MockServer::Impl {
     }
 
     /// A streamed reply: the SSE events in one chunked body, paced like generation
-    /// (first-token latency, then tokens_per_second between events).
-    bool stream_events(int fd, const std::vector<std::string>& events) {
+    /// (first-token latency, then tokens_per_second between events), each
+    /// event made as it is sent.
+    bool stream_events(int fd, mock::EventStream events) {
         std::string head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             "Transfer-Encoding: chunked\r\n\r\n";
@@ -287,11 +285,40 @@ struct MockServer::Impl {
         auto gap = options.tokens_per_second > 0
                        ? std::chrono::milliseconds(static_cast<long long>(1000.0 / options.tokens_per_second))
                        : std::chrono::milliseconds(0);
-        for (std::size_t i = 0; i < events.size(); ++i) {
-            if (i > 0 && gap.count() > 0 && !sleep_for(gap)) return false;
-            if (!write_chunk(fd, events[i], /*last=*/i + 1 == events.size())) return false;
+        std::string event, following;
+        bool have = events.next(event);
+        for (bool first = true; have; first = false) {
+            if (!first && gap.count() > 0 && !sleep_for(gap)) return false;
+            const bool more = events.next(following);
+            if (!write_chunk(fd, event, /*last=*/!more)) return false;
+            event.swap(following);
+            have = more;
         }
-        return events.empty() ? write_chunk(fd, "", true) : true;
+        return true;
+    }
+
+    /// A non-streamed reply of any length: Content-Length from the generator,
+    /// the body sent in pieces as it is made (one write when it is small).
+    bool write_whole(int fd, const mock::WholeBody& body) {
+        constexpr std::size_t piece = 64 * 1024;
+        const std::uint64_t size = body.size();
+        std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                          std::to_string(size) + "\r\n\r\n";
+        if (options.nagle) {
+            // Two writes with Nagle on: the body waits for the client's ACK of the head.
+            if (!send_all(fd, out)) return false;
+            out.clear();
+        }
+        std::uint64_t offset = 0;
+        while (offset < size) {
+            const std::size_t added = body.read(offset, piece, out);
+            offset += added;
+            if (out.size() >= piece || offset >= size) {
+                if (!send_all(fd, out)) return false;
+                out.clear();
+            }
+        }
+        return out.empty() || send_all(fd, out);
     }
 
     /// 1,000 chunks of 1,000 bytes (Finch's body-accumulation case), framed in one write.
@@ -326,22 +353,22 @@ struct MockServer::Impl {
         return write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
     }
 
-    /// A chat request in `format`: the reply to send, or a 400 for a body that is not JSON.
-    MockResponse chat(mock::Format format, const MockRequest& request, const std::string& path_model, bool& stream,
-                      mock::Reply& reply) {
+    /// Reads a chat request in `format` into `reply`; false (and `error`, a
+    /// 400) for a body that is not a JSON object.
+    bool read_chat(mock::Format format, const MockRequest& request, const std::string& path_model, bool& stream,
+                   mock::Reply& reply, MockResponse& error) {
         rapidjson::Document doc;
         doc.Parse(request.body.c_str(), request.body.size());
-        MockResponse r;
         if (doc.HasParseError() || !doc.IsObject()) {
-            r.status = 400;
-            r.body = R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
-            return r;
+            error.status = 400;
+            error.body = R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
+            return false;
         }
         auto s = doc.FindMember("stream");
         stream = s != doc.MemberEnd() && s->value.IsBool() && s->value.GetBool();
         reply.model = path_model.empty() ? "mock-1" : path_model;
         if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString()) reply.model = m->value.GetString();
-        for (int i = 0; i < options.stream_tokens; ++i) reply.words.push_back(kWords[i % 16]);
+        reply.tokens = options.stream_tokens;
         reply.prompt_tokens = static_cast<int>(std::max<std::size_t>(1, request.body.size() / 4));
         // A tool call when the request offers tools: the first one is called.
         if (auto tools = doc.FindMember("tools"); tools != doc.MemberEnd() && tools->value.IsArray() &&
@@ -366,9 +393,7 @@ struct MockServer::Impl {
             reply.include_usage = so != doc.MemberEnd() && so->value.IsObject() && so->value.HasMember("include_usage") &&
                                   so->value["include_usage"].IsBool() && so->value["include_usage"].GetBool();
         }
-        r.headers.emplace_back("Content-Type", "application/json");
-        r.body = mock::whole_body(format, reply);
-        return r;
+        return true;
     }
 
     /// Answers a chat request: streamed, or whole after as long as generating it would take.
@@ -376,14 +401,16 @@ struct MockServer::Impl {
                      bool gemini_stream) {
         bool stream = false;
         mock::Reply reply;
-        MockResponse response = chat(format, request, path_model, stream, reply);
+        MockResponse error;
+        if (!read_chat(format, request, path_model, stream, reply, error)) return write_response(fd, error);
         if (format == mock::Format::gemini) stream = gemini_stream;  // Gemini streams by URL, not by body
-        if (stream && response.status == 200) return stream_events(fd, mock::stream_events(format, reply));
+        if (stream) return stream_events(fd, mock::EventStream(format, std::move(reply)));
         auto generation = options.first_token_latency;
-        if (options.tokens_per_second > 0 && response.status == 200)
+        if (options.tokens_per_second > 0)
             generation += std::chrono::milliseconds(
                 static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
-        return (generation.count() == 0 || sleep_for(generation)) && write_response(fd, response);
+        if (generation.count() > 0 && !sleep_for(generation)) return false;
+        return write_whole(fd, mock::whole_body(format, reply));
     }
 
     void serve(int fd) {

@@ -1,9 +1,14 @@
 #pragma once
 // What the mock server answers in each provider's format: OpenAI chat
 // completions, Anthropic Messages, Gemini generateContent, streamed (as SSE
-// events) and not, with text and, when the request offers tools, one tool call.
+// events) and not, with text and, when the request offers tools, one tool
+// call. Generated as it is sent: the memory a reply holds does not grow with
+// its length (a 100,000-token reply costs what a 16-token one does).
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nous::http::mock {
@@ -12,18 +17,42 @@ enum class Format { openai, anthropic, gemini };
 
 struct Reply {
     std::string model;
-    std::vector<std::string> words;  ///< the text, token by token
-    std::string tool_name;           ///< empty: no tool call
+    std::int64_t tokens = 16;  ///< text tokens; token i is word(i)
+    std::string tool_name;     ///< empty: no tool call
     int prompt_tokens = 1;
-    bool include_usage = true;       ///< OpenAI streams: only when asked (stream_options.include_usage)
+    bool include_usage = true;  ///< OpenAI streams: only when asked (stream_options.include_usage)
 };
 
-/// The SSE events of a streamed reply, each complete with its blank line;
-/// OpenAI's end with `data: [DONE]`.
-std::vector<std::string> stream_events(Format format, const Reply& reply);
+/// The text of token `i` (a fixed cycle of 16 words, none needing JSON escapes).
+std::string_view word(std::int64_t i) noexcept;
 
-/// The JSON body of a non-streamed reply.
-std::string whole_body(Format format, const Reply& reply);
+/// The SSE events of a streamed reply, one at a time, each complete with its
+/// blank line; OpenAI's end with `data: [DONE]`.
+class EventStream {
+public:
+    EventStream(Format format, Reply reply);
+    /// The next event into `out` (replaced); false after the last.
+    bool next(std::string& out);
+
+private:
+    Format format_;
+    Reply reply_;
+    std::vector<std::string> prologue_, epilogue_;  ///< the events around the tokens: O(1) in their number
+    std::string token_head_;                        ///< the JSON before a token's text
+    std::size_t position_ = 0;
+};
+
+/// A non-streamed reply's JSON body: `head`, the text of every token, `tail`.
+struct WholeBody {
+    std::string head;
+    std::int64_t tokens = 0;
+    std::string tail;
+    std::uint64_t size() const noexcept;
+    /// Appends body bytes from `offset` to `out`, at most about `max` of them;
+    /// returns the bytes appended (0 at the end).
+    std::size_t read(std::uint64_t offset, std::size_t max, std::string& out) const;
+};
+WholeBody whole_body(Format format, const Reply& reply);
 
 /// A JSON string literal (quotes included) for `text`.
 std::string json_string(std::string_view text);
