@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include <atomic>
 #include <climits>
@@ -29,63 +30,123 @@ std::string resolved(const char* path) {
 
 std::atomic<unsigned long> g_parses{0};
 
-/// One system store: the bundle's certificates, parsed once, and a store
-/// holding them and the lazy directory lookup.
-struct SharedStore {
-    SystemTrustPaths paths;
-    std::vector<X509*> certificates;  ///< owned; kept for contexts that add them to their own store
-    X509_STORE* store = nullptr;      ///< owned (one reference); contexts take their own
+/// One bundle file, parsed on the first lookup that needs it, then kept.
+struct Bundle {
+    std::string path;
+    std::once_flag parsed;
+    std::vector<X509*> certificates;  ///< owned for the process's lifetime; immutable once parsed
+
+    const std::vector<X509*>& get() {
+        std::call_once(parsed, [this] {
+            if (BIO* bio = BIO_new_file(path.c_str(), "r")) {
+                g_parses.fetch_add(1, std::memory_order_relaxed);
+                // X509_AUX: the bundle's "TRUSTED CERTIFICATE" entries read too.
+                while (X509* cert = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr)) certificates.push_back(cert);
+                BIO_free(bio);
+            }
+            // The end of the file (and a missing file) leave errors in this
+            // thread's queue: they must not be read as a TLS call's failure.
+            ERR_clear_error();
+        });
+        return certificates;
+    }
 };
 
-SharedStore* build(const SystemTrustPaths& paths) {
-    auto* made = new SharedStore;
-    made->paths = paths;
-    made->store = X509_STORE_new();
-    if (BIO* bio = BIO_new_file(paths.file.c_str(), "r")) {
-        g_parses.fetch_add(1, std::memory_order_relaxed);
-        // X509_AUX: the bundle's "TRUSTED CERTIFICATE" entries read too.
-        while (X509* cert = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr)) {
-            X509_STORE_add_cert(made->store, cert);
-            made->certificates.push_back(cert);
-        }
-        BIO_free(bio);
+/// A lookup method that finds issuers in a bundle file. OpenSSL tries a
+/// store's lookups only for a subject its in-memory objects lack, in the
+/// order they were added: the hashed directory first (on Debian it holds the
+/// bundle's certificates, one file each, read only when needed), then this
+/// one, which parses the bundle once per process. So the common handshake
+/// reads one or two small files, and a CA only in the bundle (appended to it,
+/// as Dockerfiles do) is trusted all the same.
+int bundle_get_by_subject(X509_LOOKUP* lookup, X509_LOOKUP_TYPE type, const X509_NAME* name, X509_OBJECT* ret) {
+    if (type != X509_LU_X509) return 0;
+    auto* bundle = static_cast<Bundle*>(X509_LOOKUP_get_method_data(lookup));
+    if (bundle == nullptr) return 0;
+    X509_STORE* store = X509_LOOKUP_get_store(lookup);
+    X509* found = nullptr;
+    for (X509* cert : bundle->get()) {
+        if (X509_NAME_cmp(X509_get_subject_name(cert), name) != 0) continue;
+        // Every certificate of that subject goes into the store (a CA may
+        // have been re-issued); OpenSSL then picks the right issuer.
+        if (store != nullptr) X509_STORE_add_cert(store, cert);
+        if (found == nullptr) found = cert;
     }
-    if (!paths.dir.empty()) {
-        if (X509_LOOKUP* lookup = X509_STORE_add_lookup(made->store, X509_LOOKUP_hash_dir()))
-            X509_LOOKUP_add_dir(lookup, paths.dir.c_str(), X509_FILETYPE_PEM);
-    }
-    // End of file and a missing file or directory leave errors in the queue:
-    // they must not be read as the next TLS call's failure.
-    ERR_clear_error();
+    ERR_clear_error();  // "certificate already in the store" is harmless
+    return found != nullptr && X509_OBJECT_set1_X509(ret, found) == 1 ? 1 : 0;
+}
+
+X509_LOOKUP_METHOD* bundle_method() {
+    static X509_LOOKUP_METHOD* method = [] {
+        X509_LOOKUP_METHOD* m = X509_LOOKUP_meth_new("nous system bundle");
+        X509_LOOKUP_meth_set_get_by_subject(m, &bundle_get_by_subject);
+        return m;
+    }();
+    return method;
+}
+
+/// The bundles and stores of every set of paths seen (tests change
+/// SSL_CERT_FILE / SSL_CERT_DIR between calls). Never destroyed: contexts
+/// made from them live until exit.
+struct Stores {
+    std::mutex mutex;
+    std::list<Bundle> bundles;  ///< guarded by mutex (elements never move)
+    struct Shared {
+        SystemTrustPaths paths;
+        X509_STORE* store;
+    };
+    std::list<Shared> shared;  ///< guarded by mutex
+};
+
+Stores& stores() {
+    static auto* s = new Stores;
+    return *s;
+}
+
+Bundle& bundle_for(const std::string& path) {
+    Stores& s = stores();
+    std::lock_guard lock(s.mutex);
+    for (Bundle& b : s.bundles)
+        if (b.path == path) return b;
+    Bundle& made = s.bundles.emplace_back();
+    made.path = path;
     return made;
 }
 
-/// The store for the paths in force now. Tests change SSL_CERT_FILE or
-/// SSL_CERT_DIR between calls: each set of paths gets its store, once.
-/// Never destroyed: contexts made from them live until exit.
-const SharedStore& shared_store() {
-    static std::mutex mutex;
-    static auto* stores = new std::list<SharedStore*>;  // guarded by mutex
+/// Adds the directory and the bundle lookups to `store`: nothing is read yet.
+void add_lookups(X509_STORE* store, const SystemTrustPaths& paths) {
+    if (!paths.dir.empty())
+        if (X509_LOOKUP* dir = X509_STORE_add_lookup(store, X509_LOOKUP_hash_dir()))
+            X509_LOOKUP_add_dir(dir, paths.dir.c_str(), X509_FILETYPE_PEM);
+    if (!paths.file.empty())
+        if (X509_LOOKUP* file = X509_STORE_add_lookup(store, bundle_method()))
+            X509_LOOKUP_set_method_data(file, &bundle_for(paths.file));
+    ERR_clear_error();
+}
+
+X509_STORE* shared_store() {
     const SystemTrustPaths paths = system_trust_paths();
-    std::lock_guard lock(mutex);
-    for (SharedStore* s : *stores)
-        if (s->paths.file == paths.file && s->paths.dir == paths.dir) return *s;
-    stores->push_back(build(paths));
-    return *stores->back();
+    Stores& s = stores();
+    {
+        std::lock_guard lock(s.mutex);
+        for (const auto& shared : s.shared)
+            if (shared.paths.file == paths.file && shared.paths.dir == paths.dir) return shared.store;
+    }
+    X509_STORE* store = X509_STORE_new();
+    add_lookups(store, paths);
+    std::lock_guard lock(s.mutex);
+    for (const auto& shared : s.shared)  // another thread made it meanwhile
+        if (shared.paths.file == paths.file && shared.paths.dir == paths.dir) {
+            X509_STORE_free(store);
+            return shared.store;
+        }
+    s.shared.push_back({paths, store});
+    return store;
 }
 
 bool trusts_nothing(SSL_CTX* ctx) {
     X509_STORE* own = SSL_CTX_get_cert_store(ctx);
     return own == nullptr || sk_X509_OBJECT_num(X509_STORE_get0_objects(own)) == 0;
-}
-
-void add_to_own_store(SSL_CTX* ctx, const SharedStore& shared) {
-    X509_STORE* own = SSL_CTX_get_cert_store(ctx);
-    for (X509* cert : shared.certificates) X509_STORE_add_cert(own, cert);  // takes a reference
-    if (!shared.paths.dir.empty())
-        if (X509_LOOKUP* lookup = X509_STORE_add_lookup(own, X509_LOOKUP_hash_dir()))
-            X509_LOOKUP_add_dir(lookup, shared.paths.dir.c_str(), X509_FILETYPE_PEM);
-    ERR_clear_error();  // a certificate already in the store is reported, harmlessly
 }
 
 }  // namespace
@@ -98,15 +159,14 @@ SystemTrustPaths system_trust_paths() {
 }
 
 void add_system_trust(SSL_CTX* ctx) {
-    const SharedStore& shared = shared_store();
     if (trusts_nothing(ctx)) {
-        SSL_CTX_set1_cert_store(ctx, shared.store);  // a reference, no copy
+        SSL_CTX_set1_cert_store(ctx, shared_store());  // a reference, no copy
         return;
     }
-    add_to_own_store(ctx, shared);
+    add_system_trust_unshared(ctx);
 }
 
-void add_system_trust_unshared(SSL_CTX* ctx) { add_to_own_store(ctx, shared_store()); }
+void add_system_trust_unshared(SSL_CTX* ctx) { add_lookups(SSL_CTX_get_cert_store(ctx), system_trust_paths()); }
 
 unsigned long system_bundle_parses() { return g_parses.load(std::memory_order_relaxed); }
 

@@ -4,9 +4,10 @@
 // on Debian) and the hashed directory (SSL_CERT_DIR, else the default
 // directory), both. OpenSSL's own default loading parses the whole bundle,
 // ~140 certificates, into every new TLS context; libcurl 7.88 does it for
-// every new connection. Here the bundle is parsed once per process into one
-// shared store, and the directory is searched lazily, by issuer hash
-// (docs/design/poco-traps.md#tls-context).
+// every new connection. Here both are lookups, consulted only for an issuer
+// a handshake needs: the directory by subject hash first, then the bundle,
+// parsed at most once per process and only when the directory lacks an
+// issuer (docs/design/poco-traps.md#tls-context).
 
 #include <string>
 
@@ -26,17 +27,17 @@ SystemTrustPaths system_trust_paths();
 
 /// Adds the system store to `ctx`. A context that trusts nothing yet gets the
 /// process's shared store (no copy, no parse); one that already holds anchors
-/// (a ca_file) gets the shared certificates added beside them and the
-/// directory as a lazy lookup, so that ca_file adds to the store.
+/// (a ca_file) gets the two lookups beside them, so that ca_file adds to the
+/// system store.
 void add_system_trust(SSL_CTX* ctx);
 
 /// The same for a context whose owner may load more anchors into its store
-/// after this call (libcurl): the store is never shared, the certificates are
-/// added to the context's own.
+/// after this call (libcurl): the lookups go into the context's own store,
+/// never the shared one.
 void add_system_trust_unshared(SSL_CTX* ctx);
 
-/// Certificates parsed from bundle files so far in this process (tests: the
-/// bundle is parsed once, not per context).
+/// Bundle files parsed so far in this process (tests: at most once per file,
+/// and not at all while the directory has every issuer).
 unsigned long system_bundle_parses();
 
 }  // namespace nous::http::detail

@@ -105,12 +105,16 @@ struct Options {
     bool tcp_nodelay = true;
     /// `curl` backend: speak HTTP/1.1 even where the server offers HTTP/2.
     bool force_http1 = false;
-    /// Cancellation from another thread; must outlive the call.
+    /// Cancellation from another thread; must outlive the call (a stream's
+    /// call lasts as long as its Stream). Ends posts and streams alike.
     const CancelToken* cancel = nullptr;
-    /// With retries on and no `Idempotency-Key` header of the caller's, every
-    /// attempt of the call carries one generated key (UUID v4), so that a
-    /// server or gateway honouring the header drops a duplicate of a request
-    /// that was lost after it was sent.
+    /// Without an `Idempotency-Key` header of the caller's, every attempt of
+    /// the call carries one generated key (UUID v4), retries on or off, so
+    /// that a server or gateway honouring the header drops a duplicate of a
+    /// request that was lost after it was sent. A request that went out whole
+    /// on a reused connection that then closed is resent only with a key.
+    /// The curl backend sends a key even when this is false (libcurl resends
+    /// such a request by itself).
     bool idempotency_key = true;
     /// Tests only (nous/http/testing.hpp): time, sleep and randomness of the retry policy.
     const testing::Hooks* test_hooks = nullptr;
