@@ -252,7 +252,7 @@ class CurlBackend final : public PreparedBackend {
 public:
     /// libcurl resends a request on a reused connection that fails before
     /// any response byte, however long after it left: only a key makes that
-    /// safe (docs/design/curl.md).
+    /// safe (docs/design/poco-traps.md#curl-resend).
     bool resends_whole_requests() const noexcept override { return true; }
 
     Result<Response> post_prepared(const PreparedCall& call, const Request& request,
