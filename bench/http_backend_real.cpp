@@ -95,7 +95,7 @@ Sample one_stream(const Settings& s, const std::string& stream_backend) {
     Sample out;
     while (auto item = st.next()) {
         if (item->is_error()) {
-            out.status = item->error.status;
+            out.status = item->error->status;
             out.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
             return out;
         }

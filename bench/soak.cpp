@@ -73,7 +73,7 @@ void one_stream(const std::string& url, const std::string& body, const Options& 
     int events = 0;
     while (auto item = s.next()) {
         if (item->is_error()) {
-            if (item->error.code != ErrorCode::cancelled) ++totals.errors;
+            if (item->error->code != ErrorCode::cancelled) ++totals.errors;
             return;
         }
         if (item->is_done()) return;

@@ -46,7 +46,7 @@ Row run(const std::string& url, const std::string& label, Options o, double slow
     bool done = false;
     while (auto item = s.next()) {
         if (item->is_error()) {
-            std::fprintf(stderr, "stream error: %s\n", item->error.message.c_str());
+            std::fprintf(stderr, "stream error: %s\n", item->error->message.c_str());
             std::exit(1);
         }
         if (item->is_done()) {

@@ -156,8 +156,8 @@ TEST_CASE("fail-at-N over the seam for streams: window and pull end in done or o
                 succeeded = origin->steps < origin->fail_at;
             } else {
                 REQUIRE(last.is_error());
-                CAPTURE(last.error.message);
-                const auto code = last.error.code;
+                CAPTURE(last.error->message);
+                const auto code = last.error->code;
                 CHECK((code == ErrorCode::connect_failed || code == ErrorCode::connection_closed ||
                        code == ErrorCode::truncated || code == ErrorCode::timeout_read ||
                        code == ErrorCode::timeout_connect));

@@ -104,8 +104,8 @@ TEST_CASE("a reset at every byte K of a post and a stream: a typed error, nothin
                     succeeded = true;
                 } else {
                     REQUIRE(items.back().is_error());
-                    CAPTURE(items.back().error.message);
-                    CHECK(is_typed_failure(items.back().error.code));
+                    CAPTURE(items.back().error->message);
+                    CHECK(is_typed_failure(items.back().error->code));
                 }
             }
             CHECK(live_streams() == 0);
@@ -132,7 +132,7 @@ TEST_CASE("a stall at byte K ends in timeout_read within the idle timeout") {
         auto items = drain(s);
         REQUIRE_FALSE(items.empty());
         CHECK(items.back().is_error());
-        CHECK(items.back().error.code == ErrorCode::timeout_read);
+        CHECK(items.back().error->code == ErrorCode::timeout_read);
         pool_clear();
     }
 }

@@ -49,7 +49,7 @@ void register_canned(const std::string& name) {
 std::string first_data(Stream s) {
     auto item = s.next();
     if (!item) return "<none>";
-    return item->is_event() ? item->event.data : "<error " + std::string(to_string(item->error.code)) + ">";
+    return item->is_event() ? item->event.data : "<error " + std::string(to_string(item->error->code)) + ">";
 }
 
 struct Env {

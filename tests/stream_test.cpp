@@ -104,11 +104,11 @@ TEST_CASE("a 500 is one error item with status, headers and body") {
     auto items = drain(s);
     REQUIRE(items.size() == 1);
     REQUIRE(items[0].is_error());
-    CHECK(items[0].error.code == ErrorCode::http_status);
-    CHECK(items[0].error.status == 500);
-    CHECK(items[0].error.body == "{\"error\":\"x\"}\n");
+    CHECK(items[0].error->code == ErrorCode::http_status);
+    CHECK(items[0].error->status == 500);
+    CHECK(items[0].error->body == "{\"error\":\"x\"}\n");
     bool has_id = false;
-    for (auto& [k, v] : items[0].error.headers) has_id |= k == "x-request-id" && v == "r1";
+    for (auto& [k, v] : items[0].error->headers) has_id |= k == "x-request-id" && v == "r1";
     CHECK(has_id);
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("an unreachable host is one error item") {
     Stream s = stream("http://127.0.0.1:1/v1/chat/completions", "{}", {}, with_backend(backend));
     auto items = drain(s);
     REQUIRE(items.size() == 1);
-    CHECK(items[0].error.code == ErrorCode::connect_failed);
+    CHECK(items[0].error->code == ErrorCode::connect_failed);
 }
 
 TEST_CASE("bad input is the first item, and nothing is sent") {
@@ -126,9 +126,9 @@ TEST_CASE("bad input is the first item, and nothing is sent") {
     Stream a = stream(server.url(), "{}", {{"X-Evil", "a\r\nInjected: 1"}}, with_backend(backend));
     auto items = drain(a);
     REQUIRE(items.size() == 1);
-    CHECK(items[0].error.code == ErrorCode::invalid_argument);
+    CHECK(items[0].error->code == ErrorCode::invalid_argument);
     Stream b = stream("ftp://127.0.0.1/x", "{}", {}, with_backend(backend));
-    CHECK(drain(b)[0].error.code == ErrorCode::invalid_argument);
+    CHECK(drain(b)[0].error->code == ErrorCode::invalid_argument);
     CHECK(server.connections() == 0);
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("a body cut mid-event is truncated, a clean end without DONE is a norm
     auto items = drain(s);
     REQUIRE(items.size() == 2);
     CHECK(items[0].event.data == "one");
-    CHECK(items[1].error.code == ErrorCode::truncated);
+    CHECK(items[1].error->code == ErrorCode::truncated);
 
     FaultServer clean([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
@@ -164,7 +164,7 @@ TEST_CASE("a body cut mid-event is truncated, a clean end without DONE is a norm
     Stream u = stream(short_length.url(), "{}", {}, with_backend(backend));
     auto short_items = drain(u);
     REQUIRE(short_items.size() == 2);
-    CHECK(short_items[1].error.code == ErrorCode::truncated);
+    CHECK(short_items[1].error->code == ErrorCode::truncated);
 }
 
 TEST_CASE("take 2 of 100 events, then drop the handle: no hang, the reader is gone") {
@@ -207,7 +207,7 @@ TEST_CASE("cancel from another thread ends a stream blocked in a read") {
     auto item = s.next();  // blocked until the cancel (or already cancelled)
     canceller.join();
     REQUIRE(item);
-    CHECK(item->error.code == ErrorCode::cancelled);
+    CHECK(item->error->code == ErrorCode::cancelled);
     CHECK_FALSE(s.next().has_value());
 }
 
@@ -239,8 +239,8 @@ TEST_CASE("regression: streams ignored Options::cancel, a shared token ends ever
     poster.join();
     REQUIRE(from_a);
     REQUIRE(from_b);
-    CHECK(from_a->error.code == ErrorCode::cancelled);
-    CHECK(from_b->error.code == ErrorCode::cancelled);
+    CHECK(from_a->error->code == ErrorCode::cancelled);
+    CHECK(from_b->error->code == ErrorCode::cancelled);
     CHECK_FALSE(a.next().has_value());
     REQUIRE(posted);
     REQUIRE_FALSE(posted->ok());
@@ -259,11 +259,11 @@ TEST_CASE("a shared token reaches a stream in connect, and one cancelled before 
     auto item = s.next();
     canceller.join();
     REQUIRE(item);
-    CHECK(item->error.code == ErrorCode::cancelled);
+    CHECK(item->error->code == ErrorCode::cancelled);
     Stream late = stream("http://127.0.0.1:" + std::to_string(blackhole.port()) + "/", "{}", {}, o);
     auto first = late.next();
     REQUIRE(first);
-    CHECK(first->error.code == ErrorCode::cancelled);
+    CHECK(first->error->code == ErrorCode::cancelled);
 }
 
 TEST_CASE("dropping a stream blocked in connect returns") {
@@ -280,7 +280,7 @@ TEST_CASE("dropping a stream blocked in connect returns") {
         auto item = s.next();
         canceller.join();
         REQUIRE(item);
-        CHECK(item->error.code == ErrorCode::cancelled);
+        CHECK(item->error->code == ErrorCode::cancelled);
     }
     // window: the destructor cancels the reader thread blocked in connect and joins it.
 }
@@ -350,7 +350,7 @@ TEST_CASE("past the concurrent streams cap a stream yields exactly one saturated
         Stream over = stream(server.url(), "{}");
         auto items = drain(over);
         REQUIRE(items.size() == 1);
-        CHECK(items[0].error.code == ErrorCode::saturated);
+        CHECK(items[0].error->code == ErrorCode::saturated);
     }
     configure({});
 }

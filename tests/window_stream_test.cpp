@@ -78,8 +78,8 @@ TEST_CASE("parked past the maximum wait: the request is aborted and the next ite
     CHECK(decoded_before <= 4);
     REQUIRE(item);
     REQUIRE(item->is_error());
-    CHECK(item->error.code == ErrorCode::backpressure_overflow);
-    CHECK(item->error.inflight_bytes >= 128 * kKiB);
+    CHECK(item->error->code == ErrorCode::backpressure_overflow);
+    CHECK(item->error->inflight_bytes >= 128 * kKiB);
     CHECK_FALSE(s.next().has_value());
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("a parked reader is cancelled promptly, by cancel() or by dropping the
             canceller.join();
             auto item = s->next();
             REQUIRE(item);
-            CHECK(item->error.code == ErrorCode::cancelled);
+            CHECK(item->error->code == ErrorCode::cancelled);
             s.reset();
         }
         CHECK(wait_until([&] { return firehose.peer_gone.load(); }));

@@ -53,14 +53,10 @@ int exit_code_for(const Error& e) {
         case ErrorCode::http_status: return e.status >= 400 ? http_error : ok;
         case ErrorCode::backpressure_overflow:
         case ErrorCode::buffer_overflow:
-        case ErrorCode::saturated: return stream_error;
+        case ErrorCode::saturated:
+        case ErrorCode::malformed_stream: return stream_error;
     }
     return connection;
-}
-
-int exit_code_for_stream(const Error& e) {
-    if (is_malformed_stream(e)) return stream_error;
-    return exit_code_for(e);
 }
 
 int usage_error(const std::string& message) {
@@ -204,14 +200,14 @@ int run_stream(const std::string& url, const std::string& body, const Headers& h
         }
         if (item->is_done()) return ok;  // [DONE] ends it at once, even on an open connection
         if (item->is_error()) {
-            const Error& e = item->error;
+            const Error& e = *item->error;
             if (e.code == ErrorCode::http_status) {
                 if (include) print_head(e.status, e.headers, "HTTP/1.1");
                 writer.write(e.body);  // the error body, raw
                 return exit_code_for(e);
             }
             std::cerr << "nouscli: " << to_string(e.code) << ": " << e.message << "\n";
-            return exit_code_for_stream(e);
+            return exit_code_for(e);
         }
         const Event& e = item->event;
         const auto written = format == "jsonl" ? writer.write(jsonl_line(e))
@@ -446,7 +442,7 @@ int cmd_chat(int argc, char** argv) {
             return exit_code_for(e);
         }
         std::cerr << "nouscli: " << to_string(e.code) << ": " << e.message << "\n";
-        return exit_code_for_stream(e);
+        return exit_code_for(e);
     }
     const nous::llm::ChatResult& message = result.value();
     if (json)

@@ -25,7 +25,7 @@ int main() {
     for (const nous::http::StreamItem& item : stream) {
         if (item.is_done()) break;  // data: [DONE]
         if (item.is_error()) {
-            std::cerr << "\n" << nous::http::to_string(item.error.code) << ": " << item.error.message << "\n";
+            std::cerr << "\n" << nous::http::to_string(item.error->code) << ": " << item.error->message << "\n";
             return 1;
         }
         auto chunk = nous::http::parse_json(item.event.data);

@@ -25,7 +25,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     std::vector<Delta> deltas;
     while (auto item = stream.next()) {
         if (item->is_done()) break;
-        if (item->is_error()) return provider_error(request.provider, std::move(item->error));
+        if (item->is_error()) return provider_error(request.provider, std::move(*item->error));
         deltas.clear();
         if (auto e = parser.parse(item->event, deltas)) return *e;
         for (const Delta& d : deltas) {

@@ -27,7 +27,7 @@ DecodeResult decode(Make make, std::string_view input, const std::vector<std::si
         auto e = decoder->feed(input.substr(pos, end - pos), r.events, done);
         pos = end;
         if (e) {
-            r.outcome = nous::http::is_malformed_stream(*e) ? "malformed" : std::string(nous::http::to_string(e->code));
+            r.outcome = e->code == nous::http::ErrorCode::malformed_stream ? "malformed" : std::string(nous::http::to_string(e->code));
             return r;
         }
         if (done) {

@@ -33,7 +33,7 @@ struct Decoded {
 };
 
 inline std::string outcome_of(const nous::http::Error& e) {
-    if (nous::http::is_malformed_stream(e)) return "malformed";
+    if (e.code == nous::http::ErrorCode::malformed_stream) return "malformed";
     return std::string(nous::http::to_string(e.code));
 }
 

@@ -323,13 +323,9 @@ std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes) {
 namespace detail {
 
 Error malformed_stream(std::string message) {
-    Error e(ErrorCode::protocol, "malformed stream: " + std::move(message));
-    return e;
+    return Error(ErrorCode::malformed_stream, "malformed stream: " + std::move(message));
 }
 
 }  // namespace detail
 
-bool is_malformed_stream(const Error& error) noexcept {
-    return error.code == ErrorCode::protocol && error.message.rfind("malformed stream: ", 0) == 0;
-}
 }  // namespace nous::http

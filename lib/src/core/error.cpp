@@ -21,6 +21,7 @@ std::string_view to_string(ErrorCode code) noexcept {
         case ErrorCode::buffer_overflow: return "buffer_overflow";
         case ErrorCode::saturated: return "saturated";
         case ErrorCode::backend_unavailable: return "backend_unavailable";
+        case ErrorCode::malformed_stream: return "malformed_stream";
         case ErrorCode::connection_closed: return "connection_closed";
     }
     return "unknown";

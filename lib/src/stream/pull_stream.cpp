@@ -30,7 +30,7 @@ public:
         }
         piece.bytes = std::move(spare_);  // the last piece's storage, given back by the consumer
         piece.bytes.clear();
-        Error error;
+        std::optional<Error> error;
         switch (request_.read(piece.bytes, error)) {
             case ResponseReader::Piece::data:
                 piece.kind = Piece::Kind::data;
@@ -42,7 +42,7 @@ public:
                 request_.release();
                 return piece;
             case ResponseReader::Piece::error:
-                return fail(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(error));
+                return fail(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(*error));
         }
         return piece;
     }

@@ -31,7 +31,7 @@ struct Stream::State final : detail::CancelTarget {
     std::size_t view_pos = 0;
     /// After the views: one terminal item (done or an error), then nothing.
     enum class Terminal { none, done, error } terminal = Terminal::none;
-    Error terminal_error;
+    std::optional<Error> terminal_error;  ///< set with terminal == error
     bool finished = false;  ///< no more pieces will be read from the source
     bool cancel_reported = false;
     std::atomic<bool> cancelled{false};
@@ -137,7 +137,7 @@ std::optional<StreamItemView> Stream::next_view() {
                 item.kind = StreamItem::Kind::done;
             } else {
                 item.kind = StreamItem::Kind::error;
-                item.error = &s.terminal_error;
+                item.error = &*s.terminal_error;
             }
             s.terminal = State::Terminal::none;  // delivered once
             s.finished = true;
@@ -165,7 +165,7 @@ std::optional<StreamItemView> Stream::next_view() {
                 s.views.clear();
                 s.view_pos = 0;
                 s.end_with(s.cancelled.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                              : std::move(s.current.error));
+                                              : std::move(*s.current.error));
                 break;
         }
     }
@@ -183,7 +183,7 @@ std::optional<StreamItem> Stream::next() {
         if (view->event.id) item.event.id = *view->event.id;
         item.event.retry = view->event.retry;
     } else if (view->is_error()) {
-        item.error = *view->error;
+        item.error.emplace(*view->error);
     }
     return item;
 }

@@ -102,14 +102,14 @@ void StreamRequest::drain_and_release(Milliseconds budget) {
     params.deadlines.total_by = std::min(params.deadlines.total_by, Clock::now() + budget);
     for (;;) {
         std::string ignored;
-        Error error;
+        std::optional<Error> error;
         auto piece = attempt_->reader().read_body_piece(ignored, error);
         if (piece != ResponseReader::Piece::data) break;  // end (reusable) or error (closed below)
     }
     release();
 }
 
-ResponseReader::Piece StreamRequest::read(std::string& out, Error& error) {
+ResponseReader::Piece StreamRequest::read(std::string& out, std::optional<Error>& error) {
     return attempt_->reader().read_body_piece(out, error);
 }
 

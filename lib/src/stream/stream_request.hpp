@@ -42,7 +42,7 @@ public:
     /// The 2xx response's headers (after open() succeeded).
     const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
     /// The next piece of body (after open() succeeded).
-    ResponseReader::Piece read(std::string& out, Error& error);
+    ResponseReader::Piece read(std::string& out, std::optional<Error>& error);
     /// Gives the connection back: to the pool when the body was read to its end.
     void release();
     /// After [DONE]: read what remains of the body for at most `budget`

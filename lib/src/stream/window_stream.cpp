@@ -143,7 +143,7 @@ private:
             Piece piece;
             spare_.try_dequeue(piece.bytes);  // storage the consumer gave back, if any
             piece.bytes.clear();
-            Error error;
+            std::optional<Error> error;
             switch (request.read(piece.bytes, error)) {
                 case ResponseReader::Piece::data: {
                     const std::size_t n = piece.bytes.size();
@@ -161,7 +161,7 @@ private:
                     push(Piece{Piece::Kind::end, {}, {}});
                     return;
                 case ResponseReader::Piece::error:
-                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(error)));
+                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(*error)));
                     return;
             }
         }
@@ -190,7 +190,7 @@ private:
                                         "consumer too slow: reader parked for " +
                                             std::to_string(call_->window_max_park.count()) + " ms with " +
                                             std::to_string(inflight_.load()) + " bytes in flight");
-                overflow_error_.inflight_bytes = inflight_.load();
+                overflow_error_->inflight_bytes = inflight_.load();
                 overflowed_.store(true, std::memory_order_release);
                 consumer_cv_.notify_all();
                 resumed = false;
@@ -239,7 +239,7 @@ private:
     bool reader_parked_ = false;     ///< guarded by mutex_
     bool consumer_waiting_ = false;  ///< guarded by mutex_
     bool reader_finished_ = false;   ///< guarded by mutex_
-    Error overflow_error_;           ///< guarded by mutex_
+    std::optional<Error> overflow_error_;  ///< guarded by mutex_
     SharedHeaders headers_;
     std::atomic<std::uint64_t> bytes_{0}, parks_{0}, parked_us_{0};
     std::atomic<std::size_t> peak_{0};

@@ -97,7 +97,7 @@ bool ResponseReader::reusable() const noexcept {
            framer_.mode() != BodyFramer::Mode::until_close && used_ == have_;
 }
 
-ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, Error& error) {
+ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::optional<Error>& error) {
     for (;;) {
         if (framer_.done()) return Piece::end;
         if (used_ < have_) {
@@ -181,7 +181,7 @@ std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size
     }
     if (framer_.mode() == BodyFramer::Mode::chunked) out.reserve(16 * 1024);
     for (;;) {
-        Error error;
+        std::optional<Error> error;
         switch (read_body_piece(out, error)) {
             case Piece::end: return std::nullopt;
             case Piece::error: return error;

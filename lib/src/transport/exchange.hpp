@@ -37,8 +37,9 @@ public:
     std::optional<Error> read_whole_body(std::string& out, std::size_t limit);
 
     enum class Piece { data, end, error };
-    /// Appends the next decoded body bytes (at most one socket read's worth) to `out`.
-    Piece read_body_piece(std::string& out, Error& error);
+    /// Appends the next decoded body bytes (at most one socket read's worth)
+    /// to `out`; Piece::error sets `error`.
+    Piece read_body_piece(std::string& out, std::optional<Error>& error);
 
     bool any_response_byte() const noexcept { return any_response_byte_; }
     /// The whole request went out.

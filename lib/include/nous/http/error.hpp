@@ -69,13 +69,17 @@ enum class ErrorCode {
     /// transparent resend of a stale pooled connection). The server may have
     /// acted on the request: retries carry one Idempotency-Key.
     connection_closed,
+    /// The stream's data is not its format: an NDJSON line or a JSON-array
+    /// item that is not JSON (or nests deeper than 256 levels), a JSON array
+    /// stream that does not start with `[`. The HTTP exchange itself was fine.
+    malformed_stream,
 };
 
 /// Stable lower-case name of a code, e.g. "timeout_read".
 std::string_view to_string(ErrorCode code) noexcept;
 
 struct Error {
-    ErrorCode code = ErrorCode::invalid_argument;
+    ErrorCode code;
     std::string message;
     /// HTTP status when the server answered (http_status; else 0).
     int status = 0;
@@ -88,7 +92,8 @@ struct Error {
     /// In-flight bytes at the time of a backpressure overflow.
     std::size_t inflight_bytes = 0;
 
-    Error() = default;
+    /// Every Error is a real one: there is no "no error yet" value (an
+    /// absent error is an empty std::optional<Error>).
     Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
 };
 

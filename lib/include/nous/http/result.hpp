@@ -9,7 +9,8 @@
 
 namespace nous::http {
 
-/// Thrown only by the throwing convenience wrappers.
+/// Thrown by the throwing convenience wrappers, and by Result::value() and
+/// Result::operator-> on a result that holds an error.
 class HttpError : public std::runtime_error {
 public:
     explicit HttpError(Error e) : std::runtime_error(e.message), error_(std::move(e)) {}
@@ -40,10 +41,13 @@ public:
         if (!ok()) throw HttpError(error());
         return std::get<0>(std::move(v_));
     }
+    /// Like value(): throws HttpError when !ok(). The one throwing accessor
+    /// of the non-throwing API: check ok() first, or use it where an error
+    /// has already been handled.
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 
-    /// Precondition: !ok().
+    /// Precondition: !ok() (undefined otherwise: std::get throws bad_variant_access).
     const Error& error() const& { return std::get<1>(v_); }
     Error& error() & { return std::get<1>(v_); }
 

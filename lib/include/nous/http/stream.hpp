@@ -32,10 +32,9 @@ public:
     std::size_t size() const noexcept { return view().size(); }
     bool empty() const noexcept { return view().empty(); }
 
-    friend bool operator==(const EventId& a, const EventId& b) noexcept { return a.view() == b.view(); }
+    /// One comparison serves them all: another EventId, a std::string or a
+    /// literal converts to std::string_view (C++20 also rewrites `"x" == id`).
     friend bool operator==(const EventId& a, std::string_view b) noexcept { return a.view() == b; }
-    friend bool operator==(const EventId& a, const char* b) noexcept { return a.view() == std::string_view(b); }
-    friend bool operator==(const EventId& a, const std::string& b) noexcept { return a.view() == std::string_view(b); }
     friend std::ostream& operator<<(std::ostream& os, const EventId& id) { return os << id.view(); }
 
 private:
@@ -71,8 +70,8 @@ struct EventView {
 struct StreamItem {
     enum class Kind { event, done, error };
     Kind kind = Kind::event;
-    Event event;  ///< kind == event
-    Error error;  ///< kind == error
+    Event event;                 ///< kind == event
+    std::optional<Error> error;  ///< set exactly when kind == error
 
     bool is_event() const noexcept { return kind == Kind::event; }
     bool is_done() const noexcept { return kind == Kind::done; }
@@ -127,8 +126,8 @@ public:
     struct Piece {
         enum class Kind { data, end, error };
         Kind kind = Kind::end;
-        std::string bytes;  ///< data
-        Error error;        ///< error
+        std::string bytes;           ///< data
+        std::optional<Error> error;  ///< set exactly when kind == error
     };
     virtual ~ChunkSource() = default;
     /// Blocks for the next body bytes, the clean end of the body, or an error.
@@ -226,9 +225,6 @@ Result<std::string> resolve_stream_backend_name(const Options& options);
 /// The decoder `options` select (custom, else by stream_format).
 std::unique_ptr<Decoder> decoder_for(const Options& options);
 
-/// Whether `error` reports malformed stream data (a bad NDJSON line, a broken
-/// JSON array) rather than broken HTTP framing.
-bool is_malformed_stream(const Error& error) noexcept;
 
 /// Streams alive in this process now (window and pull).
 std::size_t live_streams() noexcept;
