@@ -61,7 +61,7 @@
 
 #include "nous/http/client.hpp"
 #include "bench_util.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
 

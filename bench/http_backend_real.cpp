@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/stream.hpp"

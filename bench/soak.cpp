@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "nous/http/client.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 
 namespace po = boost::program_options;

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 
 using namespace nous::http;

@@ -8,7 +8,7 @@
 
 #include "nous/http/client.hpp"
 #include "fault_server.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 namespace {
 thread_local bool counting = false;  // only the calling thread's allocations

@@ -5,9 +5,10 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
 

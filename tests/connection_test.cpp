@@ -6,7 +6,7 @@
 
 #include "transport/connection.hpp"
 #include "fault_server.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 using namespace nous::http::detail;

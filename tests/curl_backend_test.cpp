@@ -18,10 +18,11 @@
 #include <cstdlib>
 #include <thread>
 
+#include "nous/http/backend.hpp"
 #include "fault_server.hpp"
 #include "proxy_server.hpp"
 #include "nous/http/client.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;

@@ -23,7 +23,7 @@
 #include "test_helpers.hpp"
 #include "firehose.hpp"
 #include "nous/http/json.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
 #include "tls_fixture.hpp"

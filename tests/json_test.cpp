@@ -2,7 +2,7 @@
 
 #include "fault_server.hpp"
 #include "nous/http/json.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 

@@ -5,7 +5,7 @@
 
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 

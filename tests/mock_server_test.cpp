@@ -9,7 +9,7 @@
 
 #include "nous/http/client.hpp"
 #include "nous/http/json.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/llm/chat.hpp"
 
 using namespace nous::http;

@@ -8,11 +8,12 @@
 #include <vector>
 #include <thread>
 
+#include "nous/http/backend.hpp"
 #include "core/cancel.hpp"
 #include "fault_server.hpp"
 #include "transport/io_counters.hpp"
 #include "nous/http/client.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 using namespace nous::test;

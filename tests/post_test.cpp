@@ -8,7 +8,7 @@
 #include "core/cancel.hpp"
 #include "transport/io_counters.hpp"
 #include "nous/http/client.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 using namespace nous::test;

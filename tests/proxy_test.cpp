@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "nous/http/client.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "core/proxy.hpp"
 #include "proxy_server.hpp"
 #include "test_helpers.hpp"

@@ -6,7 +6,7 @@
 
 #include "codec/retry_hint.hpp"
 #include "nous/http/client.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "core/retry.hpp"
 #include "nous/http/testing.hpp"
 

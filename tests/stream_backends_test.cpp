@@ -4,8 +4,9 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "nous/http/backend.hpp"
 #include "nous/http/log.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 
 using namespace nous::http;

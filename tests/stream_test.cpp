@@ -11,7 +11,7 @@
 #include "fault_server.hpp"
 #include "test_helpers.hpp"
 #include "nous/http/json.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
 

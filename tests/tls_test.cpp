@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
 #include "fault_server.hpp"

@@ -23,7 +23,7 @@
 
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/llm/chat.hpp"
 

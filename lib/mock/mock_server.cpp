@@ -1,4 +1,4 @@
-#include "nous/http/mock_server.hpp"
+#include "nous/mock/mock_server.hpp"
 
 #include "provider_formats.hpp"
 

@@ -1,6 +1,6 @@
 // Five lines of the README's example, against the installed headers and library.
 #include <nous/http/client.hpp>
-#include <nous/http/mock_server.hpp>
+#include <nous/mock/mock_server.hpp>
 
 #include <iostream>
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "nous/http/backend.hpp"
 #include "core/env.hpp"
 #include "nous/http/client.hpp"
 #include "transport/call.hpp"

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "nous/http/backend.hpp"
 #include "nous/http/stream.hpp"
 #include "stream/stream_request.hpp"
 

@@ -75,36 +75,6 @@ std::string redact_url(std::string_view url);
 /// (Authorization, Proxy-Authorization, Cookie, x-api-key, api-key, x-goog-api-key).
 std::string redact_header(std::string_view name, std::string_view value);
 
-// ---- backends ---------------------------------------------------------------
-
-/// A request as a backend sees it (views valid during the call).
-struct Request {
-    std::string_view url;
-    std::string_view body;
-    const Headers* headers = nullptr;
-};
-
-/// A `post` implementation selectable by name through the resolution chain.
-/// Implementations must be safe to call from many threads at once.
-class Backend {
-public:
-    virtual ~Backend() = default;
-    virtual Result<Response> post(const Request& request, const Options& options) = 0;
-};
-
-using BackendFactory = std::function<std::shared_ptr<Backend>()>;
-
-/// Register an application backend (e.g. "myapp.fast"); replaces one of the
-/// same name. The factory runs once, on first use. Thread-safe.
-void register_backend(const std::string& name, BackendFactory factory);
-
-/// Names selectable now (built-ins that were compiled in, then registered ones).
-std::vector<std::string> backend_names();
-
-/// The name the chain picks for these options (per call > env > config > default),
-/// or an invalid_argument error for an unknown per-call name.
-Result<std::string> resolve_backend_name(const Options& options);
-
 // ---- observability ----------------------------------------------------------
 
 /// Process-wide counters of the pooled backend.

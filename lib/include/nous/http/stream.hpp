@@ -1,5 +1,7 @@
 #pragma once
-// Streaming responses (SSE and friends) with memory bounded in bytes.
+// Streaming responses (SSE and friends) with memory bounded in bytes: the
+// Stream handle and stream(). Decoders: nous/http/decoder.hpp; stream
+// backends of one's own: nous/http/backend.hpp.
 
 #include <cstdint>
 #include <iterator>
@@ -11,61 +13,12 @@
 #include <vector>
 
 #include "nous/http/client.hpp"
+#include "nous/http/decoder.hpp"
+#include "nous/http/event.hpp"
 
 namespace nous::http {
 
-/// The last event ID at an SSE event's dispatch. Stored once per `id` field
-/// and shared by every event that carries it: a long id (up to the line cap)
-/// is never copied into each event, so decoded but unread events stay within
-/// the stream's memory bound.
-class EventId {
-public:
-    EventId() = default;
-    EventId(std::string_view id) : value_(id.empty() ? nullptr : std::make_shared<const std::string>(id)) {}
-    EventId(const char* id) : EventId(std::string_view(id)) {}
-    EventId(const std::string& id) : EventId(std::string_view(id)) {}
-
-    std::string_view view() const noexcept { return value_ ? std::string_view(*value_) : std::string_view(); }
-    operator std::string_view() const noexcept { return view(); }
-    std::string str() const { return std::string(view()); }
-    const char* data() const noexcept { return view().data(); }
-    std::size_t size() const noexcept { return view().size(); }
-    bool empty() const noexcept { return view().empty(); }
-
-    /// One comparison serves them all: another EventId, a std::string or a
-    /// literal converts to std::string_view (C++20 also rewrites `"x" == id`).
-    friend bool operator==(const EventId& a, std::string_view b) noexcept { return a.view() == b; }
-    friend std::ostream& operator<<(std::ostream& os, const EventId& id) { return os << id.view(); }
-
-private:
-    std::shared_ptr<const std::string> value_;
-};
-
-/// One decoded item of a stream: an SSE event, an NDJSON line, a JSON-array
-/// element, or a raw piece of body.
-struct Event {
-    /// SSE event name ("message" unless the server named it); "json" for
-    /// NDJSON and JSON-array items; "raw" for the raw format.
-    std::string type = "message";
-    std::string data;
-    /// The last event ID at dispatch (it persists across SSE events; shared, not copied).
-    EventId id;
-    /// An SSE `retry:` field, when the server sent one.
-    std::optional<Milliseconds> retry;
-};
-
-/// A decoded event without a copy: views into the received bytes or the
-/// decoder's storage, valid until the next call to Stream::next_view() or
-/// Stream::next() on the same stream. Nothing is allocated per event.
-struct EventView {
-    std::string_view type = "message";
-    std::string_view data;
-    /// The last event ID at dispatch (shared storage; null when the decoder has none).
-    const EventId* id = nullptr;
-    std::optional<Milliseconds> retry;
-
-    std::string_view id_view() const noexcept { return id ? id->view() : std::string_view(); }
-};
+class ChunkSource;  // nous/http/backend.hpp: where a stream's bytes come from
 
 struct StreamItem {
     enum class Kind { event, done, error };
@@ -99,54 +52,6 @@ struct StreamStats {
     int status = 0;                   ///< HTTP status, once known
 };
 
-/// A sans-I/O decoder: bytes in, events out. Implement it for a custom format.
-class Decoder {
-public:
-    virtual ~Decoder() = default;
-    /// Consumes `bytes` (any split), appending complete events. Sets `done`
-    /// when the format's end marker arrived (bytes after it are not consumed).
-    /// An error (buffer_overflow, protocol) ends the stream.
-    virtual std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) = 0;
-    /// The body ended cleanly (its HTTP framing is complete). SSE discards an
-    /// event still missing its blank line (WHATWG); formats whose data is
-    /// provably cut (a JSON array without its `]`) report `truncated`.
-    virtual std::optional<Error> finish(std::vector<Event>& out) = 0;
-};
-
-std::unique_ptr<Decoder> make_sse_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
-std::unique_ptr<Decoder> make_ndjson_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
-std::unique_ptr<Decoder> make_json_array_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
-/// Raw bytes as events, stopping after an SSE `data: [DONE]` event.
-std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
-
-/// Where a stream's body bytes come from. The built-in backends implement it;
-/// custom stream backends may too (see make_stream).
-class ChunkSource {
-public:
-    struct Piece {
-        enum class Kind { data, end, error };
-        Kind kind = Kind::end;
-        std::string bytes;           ///< data
-        std::optional<Error> error;  ///< set exactly when kind == error
-    };
-    virtual ~ChunkSource() = default;
-    /// Blocks for the next body bytes, the clean end of the body, or an error.
-    virtual Piece next() = 0;
-    /// Thread-safe: make a blocked or future next() return promptly.
-    virtual void cancel() noexcept = 0;
-    /// The stream's items are all delivered ([DONE] seen): finish quietly,
-    /// keeping the connection when the body is already complete.
-    virtual void finish_after_done() noexcept {}
-    virtual StreamStats stats() const { return {}; }
-    /// The consumer is done with a data piece's bytes: a source may reuse the
-    /// storage for a later piece (no allocation per read). Default: dropped.
-    virtual void recycle(std::string&& bytes) noexcept { (void)bytes; }
-    /// The response headers once the head arrived (lower-case names). Thread-safe.
-    virtual Headers response_headers() const { return {}; }
-};
-
-/// A move-only handle on a streaming response. Not thread-safe except cancel()
-/// and stats(). Destroying it cancels the stream and returns promptly.
 namespace detail {
 struct StreamAccess;
 }
@@ -209,22 +114,6 @@ private:
 /// included, arrives as the stream's one terminal error item.
 Stream stream(std::string_view url, std::string_view body, const Headers& headers = {},
               const Options& options = {});
-
-/// A stream implementation selectable by name (per call > NOUS_HTTP_STREAM_BACKEND
-/// > app config > "window"). Must be safe to call from many threads at once.
-class StreamBackend {
-public:
-    virtual ~StreamBackend() = default;
-    virtual Stream open(const Request& request, const Options& options) = 0;
-};
-using StreamBackendFactory = std::function<std::shared_ptr<StreamBackend>()>;
-void register_stream_backend(const std::string& name, StreamBackendFactory factory);
-std::vector<std::string> stream_backend_names();
-Result<std::string> resolve_stream_backend_name(const Options& options);
-
-/// The decoder `options` select (custom, else by stream_format).
-std::unique_ptr<Decoder> decoder_for(const Options& options);
-
 
 /// Streams alive in this process now (window and pull).
 std::size_t live_streams() noexcept;

@@ -1,0 +1,39 @@
+#pragma once
+// Sans-I/O stream decoders: bytes in, events out. The built-in formats, and
+// the interface a custom format implements (Options::decoder).
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "nous/http/error.hpp"
+#include "nous/http/event.hpp"
+#include "nous/http/options.hpp"
+
+namespace nous::http {
+
+/// A sans-I/O decoder: bytes in, events out. Implement it for a custom format.
+class Decoder {
+public:
+    virtual ~Decoder() = default;
+    /// Consumes `bytes` (any split), appending complete events. Sets `done`
+    /// when the format's end marker arrived (bytes after it are not consumed).
+    /// An error (buffer_overflow, protocol) ends the stream.
+    virtual std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) = 0;
+    /// The body ended cleanly (its HTTP framing is complete). SSE discards an
+    /// event still missing its blank line (WHATWG); formats whose data is
+    /// provably cut (a JSON array without its `]`) report `truncated`.
+    virtual std::optional<Error> finish(std::vector<Event>& out) = 0;
+};
+
+std::unique_ptr<Decoder> make_sse_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
+std::unique_ptr<Decoder> make_ndjson_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
+std::unique_ptr<Decoder> make_json_array_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
+/// Raw bytes as events, stopping after an SSE `data: [DONE]` event.
+std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
+
+/// The decoder `options` select (custom, else by stream_format).
+std::unique_ptr<Decoder> decoder_for(const Options& options);
+
+}  // namespace nous::http
