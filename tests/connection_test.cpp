@@ -4,7 +4,8 @@
 #include <sys/socket.h>
 #include <netinet/tcp.h>
 
-#include "transport/connection.hpp"
+#include "transport/connector.hpp"
+#include "transport/tls_context.hpp"
 #include "fault_server.hpp"
 #include "nous/mock/mock_server.hpp"
 

@@ -303,3 +303,24 @@ TEST_CASE("50 threads posting at once share the pool safely") {
     CHECK(ok == 500);
     CHECK(server.connections_accepted() <= 64);
 }
+
+TEST_CASE("the per-thread pool cache never serves a call with other connection settings (ca_file, insecure, nodelay)") {
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        while (peer.read_request()) peer.send(ok_response("ok"));
+    });
+    Options base;
+    base.max_retries = 0;
+    REQUIRE(post(server.url(), "{}", {}, base).ok());
+    REQUIRE(post(server.url(), "{}", {}, base).ok());
+    CHECK(server.connections() == 1);  // same key: the cached pool, one connection
+    std::uint64_t expected = 1;
+    for (int field = 0; field < 3; ++field) {
+        Options other = base;
+        if (field == 0) other.ca_file = "/nonexistent/other-ca.pem";  // only TLS reads it, but it is key
+        if (field == 1) other.insecure = true;
+        if (field == 2) other.tcp_nodelay = false;
+        INFO("field " << field);
+        REQUIRE(post(server.url(), "{}", {}, other).ok());
+        CHECK(server.connections() == ++expected);  // another pool: a new connection
+    }
+}

@@ -7,7 +7,8 @@
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
 #include "fault_server.hpp"
-#include "transport/connection.hpp"
+#include "transport/connector.hpp"
+#include "transport/tls_context.hpp"
 #include "transport/io_counters.hpp"
 #include "transport/trust_store.hpp"
 #include <openssl/obj_mac.h>

@@ -10,6 +10,13 @@ namespace nous::http::detail {
 
 using Clock = std::chrono::steady_clock;
 
+/// What ran out when a bounded wait for bytes came back empty.
+enum class Expiry {
+    not_yet,  ///< it woke before its limit (timers round): wait the rest
+    idle,     ///< the idle gap allowed between two received bytes
+    total,    ///< the call's total deadline
+};
+
 /// The connect deadline and the optional total deadline of one attempt, and
 /// the idle gap allowed between two received bytes.
 struct Deadlines {
@@ -25,6 +32,21 @@ struct Deadlines {
     ErrorCode connect_timeout_code() const noexcept {
         return total_by <= connect_by ? ErrorCode::timeout_total : ErrorCode::timeout_connect;
     }
+    /// The limit of one wait for bytes that starts at `now`: min(now + idle, total deadline).
+    Clock::time_point read_limit(Clock::time_point now) const noexcept {
+        return now + idle < total_by ? now + idle : total_by;
+    }
+    /// A wait bounded by `limit` (read_limit) came back without bytes: was
+    /// it early, or which deadline ran out? The one place that decides
+    /// between timeout_read and timeout_total.
+    Expiry expired(Clock::time_point limit) const noexcept {
+        const Clock::time_point now = Clock::now();
+        if (now < limit) return Expiry::not_yet;
+        return now >= total_by ? Expiry::total : Expiry::idle;
+    }
+    /// A kernel timeout fired (SO_SNDTIMEO, SO_RCVTIMEO set from read_limit):
+    /// which deadline it stood for.
+    Expiry expired_now() const noexcept { return Clock::now() >= total_by ? Expiry::total : Expiry::idle; }
 };
 
 /// Milliseconds left until `t` (0 when past), clamped to int for poll().

@@ -1,7 +1,7 @@
 #pragma once
 // One HTTP/1.1 connection over POCO: a session owning a connected (TLS)
-// socket, with our own deadline-aware I/O on top; and the connector that
-// opens them for one pool key.
+// socket, with our own deadline-aware I/O on top. Opening one:
+// transport/connector.hpp.
 
 #include <Poco/Net/Context.h>
 #include <Poco/Net/HTTPClientSession.h>
@@ -13,7 +13,6 @@
 #include <string>
 #include <string_view>
 
-#include "core/url.hpp"
 #include "transport/tls_bio.hpp"
 #include "transport/transport.hpp"
 
@@ -30,19 +29,6 @@ public:
         return HTTPSession::write(buffer, length);
     }
     int receive_some(char* buffer, int length) { return HTTPSession::receive(buffer, length); }
-};
-
-/// Everything that selects a connection: pooled connections serve only calls
-/// with the same key (a session opened with `insecure` never serves a verifying call).
-struct ConnectionKey {
-    Url origin;
-    std::string proxy;  ///< proxy URL or empty
-    std::string ca_file;
-    bool insecure = false;
-    int receive_buffer_bytes = 0;
-    bool tcp_nodelay = true;
-
-    std::string to_string() const;
 };
 
 /// POCO owns the socket and, over TLS, the SSL object it handshook; reads and
@@ -108,35 +94,5 @@ private:
     bool via_proxy_ = false;
     bool resumed_ = false;
 };
-
-/// TLS settings of one origin: verification against the system store plus
-/// `ca_file`, host name checked by OpenSSL inside the handshake.
-Poco::Net::Context::Ptr make_tls_context(const ConnectionKey& key);
-
-/// Opens POCO connections for one key; keeps the TLS context and the last
-/// session of the origin so that new connections resume it.
-class PocoConnector final : public Connector {
-public:
-    explicit PocoConnector(ConnectionKey key) : key_(std::move(key)) {}
-    Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines, const CancelToken* cancel,
-                                               ConnectTimings& timings) override;
-    void on_reusable(Transport& transport) override;
-    void forget_tls_session() override;
-
-private:
-    const ConnectionKey key_;
-    std::mutex mutex_;
-    Poco::Net::Context::Ptr tls_context_;  ///< guarded by mutex_; made on first https connect
-    Poco::Net::Session::Ptr tls_session_;  ///< guarded by mutex_
-};
-
-/// Resolve, connect to every address in turn, tunnel through the proxy if
-/// any, and complete the TLS handshake, all under the connect deadline.
-Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key,
-                                                    Poco::Net::Context::Ptr tls_context,
-                                                    Poco::Net::Session::Ptr tls_session,
-                                                    const Deadlines& deadlines,
-                                                    const CancelToken* cancel,
-                                                    ConnectTimings& timings);
 
 }  // namespace nous::http::detail

@@ -21,6 +21,12 @@ bool is_timeout_or_cancel(IoStatus s) {
     return s == IoStatus::timeout_read || s == IoStatus::timeout_total || s == IoStatus::cancelled;
 }
 
+/// A body read that failed: a deadline or a cancel, else a cut body.
+Error body_read_error(const IoResult& r) {
+    return Error(code_for(r.status), is_timeout_or_cancel(r.status) ? "reading the body: " + r.detail
+                                                                    : "body cut short (" + r.detail + ")");
+}
+
 }  // namespace
 
 ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer, std::size_t size)
@@ -123,9 +129,7 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::opt
             IoResult r = transport_.read_some(out.data() + before, want, params_.deadlines, params_.cancel);
             out.resize(before + (r.status == IoStatus::ok ? r.bytes : 0));
             if (r.status != IoStatus::ok) {
-                error = Error(code_for(r.status),
-                              is_timeout_or_cancel(r.status) ? "reading the body: " + r.detail
-                                                             : "body cut short (" + r.detail + ")");
+                error = body_read_error(r);
                 return Piece::error;
             }
             framer_.direct_received(r.bytes);
@@ -137,9 +141,7 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::opt
             return Piece::end;
         }
         if (r.status != IoStatus::ok) {
-            error = Error(code_for(r.status),
-                          is_timeout_or_cancel(r.status) ? "reading the body: " + r.detail
-                                                         : "body cut short (" + r.detail + ")");
+            error = body_read_error(r);
             return Piece::error;
         }
         have_ = r.bytes;

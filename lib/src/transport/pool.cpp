@@ -123,15 +123,9 @@ std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy, c
     thread_local ConnectionKey last_key;
     thread_local std::shared_ptr<OriginPool> last_pool;
     thread_local std::uint64_t last_generation = 0;
-    const ConnectionKey& k = last_key;
     const std::uint64_t generation = registry().generation.load(std::memory_order_acquire);
-    if (last_pool && last_generation == generation && k.origin.port == url.port && k.origin.https == url.https &&
-        k.origin.host == url.host && k.insecure == options.insecure &&
-        k.receive_buffer_bytes == options.receive_buffer_bytes && k.tcp_nodelay == options.tcp_nodelay &&
-        k.proxy == proxy && k.ca_file == options.ca_file)
-        return last_pool;
-    ConnectionKey key{url, proxy, options.ca_file, options.insecure, options.receive_buffer_bytes,
-                      options.tcp_nodelay};
+    if (last_pool && last_generation == generation && last_key.matches(url, proxy, options)) return last_pool;
+    ConnectionKey key = ConnectionKey::for_call(url, proxy, options);
     last_pool = pool_for(key, settings);
     last_generation = generation;
     last_key = std::move(key);
@@ -189,8 +183,8 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const
             if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled waiting for a pooled connection");
             auto limit = deadlines.connect_limit();
             if (Clock::now() >= limit)
-                return Error(deadlines.total_by <= deadlines.connect_by ? ErrorCode::timeout_total
-                                                                         : ErrorCode::pool_timeout,
+                return Error(deadlines.connect_timeout_code() == ErrorCode::timeout_total ? ErrorCode::timeout_total
+                                                                                           : ErrorCode::pool_timeout,
                              "all " + std::to_string(settings_.max_connections) + " connections to " +
                                  key_.origin.origin() + " stayed busy");
             // Slices: a cancel has no way to notify this condition variable.

@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "core/config.hpp"
-#include "transport/connection.hpp"
+#include "transport/connector.hpp"
 #include "transport/transport.hpp"
 
 namespace nous::http::detail {
