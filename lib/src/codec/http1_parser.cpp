@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/strings.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -221,7 +222,7 @@ void BodyFramer::direct_received(std::size_t n) noexcept {
 }
 
 std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out) {
-    constexpr std::size_t max_line = 4096;
+    constexpr std::size_t max_line = limits::max_chunk_line;
     std::size_t used = 0;
     while (used < n) {
         switch (state_) {

@@ -11,12 +11,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/limits.hpp"
 #include "nous/http/error.hpp"
 
 namespace nous::http::detail {
 
-inline constexpr std::size_t max_header_fields = 100;
-inline constexpr std::size_t max_header_bytes = 64 * 1024;
+using limits::max_header_bytes;
+using limits::max_header_fields;
 
 struct ResponseHead {
     int status = 0;

@@ -48,6 +48,27 @@ Config parse_config_file(const std::string& path) {
 
 namespace detail {
 
+namespace {
+
+// One reader per field type; a value of the wrong type or out of range is ignored.
+void read_value(const rapidjson::Value& v, std::optional<std::string>& out) {
+    if (v.IsString()) out = v.GetString();
+}
+void read_value(const rapidjson::Value& v, std::optional<Milliseconds>& out) {
+    // Durations past ~115 days would overflow deadline arithmetic.
+    constexpr std::uint64_t max_ms = 10'000'000'000ull;
+    if (v.IsUint64() && v.GetUint64() <= max_ms) out = Milliseconds(static_cast<long long>(v.GetUint64()));
+}
+void read_value(const rapidjson::Value& v, std::optional<std::size_t>& out) {
+    if (v.IsUint64()) out = static_cast<std::size_t>(v.GetUint64());
+}
+void read_value(const rapidjson::Value& v, std::optional<int>& out) {
+    // max_retries: a count a config file may sensibly hold.
+    if (v.IsInt() && v.GetInt() >= 0 && v.GetInt() <= 100) out = v.GetInt();
+}
+
+}  // namespace
+
 std::optional<Config> parse_config_text(std::string_view text, std::string* error) {
     Config c;
     rapidjson::Document doc;
@@ -56,33 +77,10 @@ std::optional<Config> parse_config_text(std::string_view text, std::string* erro
         if (error) *error = "not a JSON object" + (why.empty() ? std::string() : " (" + why + ")");
         return std::nullopt;
     }
-    auto str = [&](const char* key, std::optional<std::string>& out) {
-        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsString()) out = m->value.GetString();
-    };
-    // Durations past ~115 days would overflow deadline arithmetic: ignored.
-    constexpr std::uint64_t max_ms = 10'000'000'000ull;
-    auto ms = [&](const char* key, std::optional<Milliseconds>& out) {
-        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsUint64() && m->value.GetUint64() <= max_ms)
-            out = Milliseconds(static_cast<long long>(m->value.GetUint64()));
-    };
-    str("backend", c.backend);
-    str("stream_backend", c.stream_backend);
-    ms("connect_timeout_ms", c.connect_timeout);
-    ms("read_timeout_ms", c.read_timeout);
-    ms("pool_idle_timeout_ms", c.pool_idle_timeout);
-    ms("window_max_park_ms", c.window_max_park);
-    auto size = [&](const char* key, std::optional<std::size_t>& out) {
-        if (auto m = doc.FindMember(key); m != doc.MemberEnd() && m->value.IsUint64())
-            out = static_cast<std::size_t>(m->value.GetUint64());
-    };
-    size("window_high_bytes", c.window_high_bytes);
-    size("window_low_bytes", c.window_low_bytes);
-    size("max_concurrent_streams", c.max_concurrent_streams);
-    if (auto m = doc.FindMember("max_retries"); m != doc.MemberEnd() && m->value.IsInt() && m->value.GetInt() >= 0 &&
-                                                  m->value.GetInt() <= 100)
-        c.max_retries = m->value.GetInt();
-    size("pool_max_per_origin", c.pool_max_per_origin);
-    size("pool_max_idle_per_origin", c.pool_max_idle_per_origin);
+    for_each_config_field([&](const char* key, auto member) {
+        auto m = doc.FindMember(key);
+        if (m != doc.MemberEnd()) read_value(m->value, c.*member);
+    });
     return c;
 }
 
@@ -119,18 +117,7 @@ std::shared_ptr<const Config> config_snapshot(const EnvSnapshot& env) {
         result = it->second;
     }
     const Config& code = s.programmatic;
-    merge(result.backend, code.backend);
-    merge(result.stream_backend, code.stream_backend);
-    merge(result.connect_timeout, code.connect_timeout);
-    merge(result.read_timeout, code.read_timeout);
-    merge(result.max_retries, code.max_retries);
-    merge(result.pool_max_per_origin, code.pool_max_per_origin);
-    merge(result.pool_max_idle_per_origin, code.pool_max_idle_per_origin);
-    merge(result.pool_idle_timeout, code.pool_idle_timeout);
-    merge(result.window_high_bytes, code.window_high_bytes);
-    merge(result.window_low_bytes, code.window_low_bytes);
-    merge(result.window_max_park, code.window_max_park);
-    merge(result.max_concurrent_streams, code.max_concurrent_streams);
+    for_each_config_field([&](const char*, auto member) { merge(result.*member, code.*member); });
     s.merged = std::make_shared<const Config>(std::move(result));
     s.merged_for_path = std::string(path);
     return s.merged;
@@ -145,6 +132,11 @@ Settings effective_settings(const Options& options, const Config& config) {
     s.pool.max_connections = config.pool_max_per_origin.value_or(defaults::pool_max_per_origin);
     s.pool.max_idle = config.pool_max_idle_per_origin.value_or(defaults::pool_max_idle_per_origin);
     s.pool.idle_timeout = config.pool_idle_timeout.value_or(defaults::pool_idle_timeout);
+    s.window_high_bytes = options.window_high_bytes.value_or(config.window_high_bytes.value_or(defaults::window_high_bytes));
+    s.window_low_bytes = options.window_low_bytes.value_or(config.window_low_bytes.value_or(defaults::window_low_bytes));
+    s.window_max_park = options.window_max_park.value_or(config.window_max_park.value_or(defaults::window_max_park));
+    s.max_event_bytes = options.max_event_bytes.value_or(defaults::max_event_bytes);
+    s.max_concurrent_streams = config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
     return s;
 }
 

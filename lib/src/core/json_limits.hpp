@@ -10,10 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "core/limits.hpp"
+
 namespace nous::http::detail {
 
-/// Nesting depth allowed in JSON from the network (objects and arrays).
-inline constexpr std::size_t max_json_depth = 256;
+using limits::max_json_depth;
 
 /// True when no object or array in `text` nests deeper than `max_depth`.
 /// Does not validate anything else.

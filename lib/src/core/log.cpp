@@ -6,6 +6,7 @@
 
 #include "core/log.hpp"
 #include "core/strings.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http {
 namespace {
@@ -84,7 +85,7 @@ void warn_once(const std::string& key, std::string_view message) {
 }
 
 std::string truncate_for_log(std::string_view body) {
-    constexpr std::size_t limit = 500;
+    constexpr std::size_t limit = limits::log_body_bytes;
     if (body.size() <= limit) return std::string(body);
     return std::string(body.substr(0, limit)) + "...[" + std::to_string(body.size() - limit) +
            " more bytes]";

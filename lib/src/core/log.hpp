@@ -13,7 +13,7 @@ bool log_enabled(LogLevel level) noexcept;
 void log(LogLevel level, std::string_view message);
 /// Logs `message` at warning level only the first time `key` is seen in this process.
 void warn_once(const std::string& key, std::string_view message);
-/// At most 500 bytes of a body, for logs.
+/// At most limits::log_body_bytes (500) of a body, for logs.
 std::string truncate_for_log(std::string_view body);
 
 }  // namespace nous::http::detail

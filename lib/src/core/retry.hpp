@@ -8,14 +8,15 @@
 #include <optional>
 
 #include "core/deadline.hpp"
+#include "core/limits.hpp"
 #include "nous/http/error.hpp"
 #include "nous/http/options.hpp"
 
 namespace nous::http::detail {
 
-inline constexpr Milliseconds retry_base_delay{500};
-inline constexpr Milliseconds retry_max_backoff{8000};
-inline constexpr Milliseconds retry_max_hint{60000};
+using limits::retry_base_delay;
+using limits::retry_max_backoff;
+using limits::retry_max_hint;
 
 /// Whether an error may be retried (before any body byte is consumed).
 bool is_retryable(const Error& error) noexcept;

@@ -39,8 +39,7 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
     const Request request{url, body, &headers};
     std::optional<Response> response;
     RetryRun run;
-    run.max_retries = call ? call->settings.max_retries
-                           : options.max_retries.value_or(config->max_retries.value_or(defaults::max_retries));
+    run.max_retries = call ? call->settings.max_retries : effective_settings(options, *config).max_retries;
     run.total_timeout = options.total_timeout;
     run.hooks = options.test_hooks;
     run.cancel = options.cancel;

@@ -381,7 +381,7 @@ public:
         ResponseHead head;
         head.status = r.status;
         head.headers = std::move(t.headers);
-        if (t.body.size() > defaults::max_error_body_bytes) {
+        if (t.body.size() > s.max_error_body_bytes) {
             Error e(ErrorCode::too_large, "error body exceeds the limit");
             e.status = r.status;
             e.headers = std::move(head.headers);

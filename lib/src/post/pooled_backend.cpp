@@ -3,6 +3,7 @@
 
 #include "post/backends.hpp"
 #include "codec/retry_hint.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -18,7 +19,7 @@ public:
                                    Clock::time_point total_by) override {
         const auto start = Clock::now();
         // One read buffer per thread: the exchange runs start to end on the calling thread.
-        constexpr std::size_t buffer_size = 64 * 1024;
+        constexpr std::size_t buffer_size = limits::read_buffer_bytes;
         thread_local std::unique_ptr<char[]> buffer(new char[buffer_size]);
         Attempt attempt(call, call.options->cancel, buffer.get(), buffer_size);
         if (auto e = attempt.open(deadlines_for(call.settings, total_by), request.body, *request.headers)) return *e;

@@ -7,6 +7,7 @@
 #include "core/cancel.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -55,7 +56,7 @@ public:
         // On the caller's thread, right after [DONE] was decoded.
         if (!opened_ || finished_) return;
         finished_ = true;
-        request_.drain_and_release(std::chrono::milliseconds(5));
+        request_.drain_and_release(limits::drain_after_done);
     }
 
     Headers response_headers() const override { return headers_.get(); }

@@ -205,9 +205,10 @@ Headers Stream::response_headers() const {
     return state_->source ? state_->source->response_headers() : Headers{};
 }
 
-std::unique_ptr<Decoder> decoder_for(const Options& options) {
+namespace detail {
+
+std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t cap) {
     if (options.decoder) return options.decoder();
-    const std::size_t cap = options.max_event_bytes.value_or(defaults::max_event_bytes);
     switch (options.stream_format) {
         case StreamFormat::sse: return make_sse_decoder(cap);
         case StreamFormat::ndjson: return make_ndjson_decoder(cap);
@@ -215,6 +216,13 @@ std::unique_ptr<Decoder> decoder_for(const Options& options) {
         case StreamFormat::raw: return make_raw_decoder(cap);
     }
     return make_sse_decoder(cap);
+}
+
+}  // namespace detail
+
+std::unique_ptr<Decoder> decoder_for(const Options& options) {
+    // max_event_bytes has no Config field: the options over the default.
+    return detail::decoder_for(options, detail::effective_settings(options, Config{}).max_event_bytes);
 }
 
 namespace detail {
@@ -246,7 +254,8 @@ public:
                      const Config& config) {
         auto call = detail::make_stream_call(request.url, request.body, *request.headers, options, env, config);
         if (!call) return Stream::failed(call.error());
-        const std::size_t cap = config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
+        const detail::Settings& settings = call.value()->prepared.settings;
+        const std::size_t cap = settings.max_concurrent_streams;
         detail::StreamSlot slot;
         if (!slot.acquire(cap)) {
             detail::log(LogLevel::warning, "stream refused: " + std::to_string(cap) +
@@ -254,7 +263,7 @@ public:
             return Stream::failed(Error(ErrorCode::saturated,
                                         "concurrent streams cap of " + std::to_string(cap) + " reached"));
         }
-        auto decoder = decoder_for(options);
+        auto decoder = detail::decoder_for(options, settings.max_event_bytes);
         std::unique_ptr<ChunkSource> source;
         try {
             source = window_ ? detail::make_window_source(std::move(call.value()), std::move(slot))

@@ -4,12 +4,13 @@
 
 #include "codec/retry_hint.hpp"
 #include "core/retry.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http {
 
 namespace {
 std::atomic<std::size_t> g_live_streams{0};
-constexpr std::size_t kReadBuffer = 64 * 1024;
+constexpr std::size_t kReadBuffer = detail::limits::read_buffer_bytes;
 }  // namespace
 
 std::size_t live_streams() noexcept { return g_live_streams.load(); }
@@ -49,9 +50,10 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     }
     if (!has_type) call->headers.emplace_back("content-type", "application/json");
     if (!has_accept) call->headers.emplace_back("accept", "text/event-stream");
-    call->window_high = options.window_high_bytes.value_or(config.window_high_bytes.value_or(defaults::window_high_bytes));
-    call->window_low = options.window_low_bytes.value_or(config.window_low_bytes.value_or(defaults::window_low_bytes));
-    call->window_max_park = options.window_max_park.value_or(config.window_max_park.value_or(defaults::window_max_park));
+    const Settings& settings = call->prepared.settings;
+    call->window_high = settings.window_high_bytes;
+    call->window_low = settings.window_low_bytes;
+    call->window_max_park = settings.window_max_park;
     if (call->window_low > call->window_high)
         return Error(ErrorCode::invalid_argument, "window_low_bytes must not exceed window_high_bytes");
     return call;

@@ -13,6 +13,7 @@
 #include "core/cancel.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -34,7 +35,7 @@ public:
             // [DONE] was delivered: give the reader a moment to see the body's
             // end (usually already in the socket) so the connection is pooled.
             std::unique_lock lock(mutex_);
-            reader_done_cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return reader_finished_; });
+            reader_done_cv_.wait_for(lock, limits::drain_after_done, [&] { return reader_finished_; });
         }
         cancel();
         reader_.join();

@@ -57,6 +57,7 @@ Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options
 Attempt::Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer, std::size_t buffer_size)
     : call_(call), buffer_(buffer), buffer_size_(buffer_size) {
     params_.cancel = cancel;
+    params_.max_error_body_bytes = call.settings.max_error_body_bytes;
     params_.proxy_authorization = call.proxy_authorization;
     params_.extra_headers = call.extra_headers.empty() ? nullptr : &call.extra_headers;
 }

@@ -18,6 +18,7 @@
 
 #include "transport/io_counters.hpp"
 #include "transport/io_wait.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -184,7 +185,7 @@ IoResult Connection::write_tls(std::string_view head, std::string_view body, con
     // Head and the first 256 KiB of body in one SSL_write: for a request of
     // up to 16 KiB that is one record and one send. The buffer is kept, so
     // this costs a copy, not an allocation.
-    constexpr std::size_t piece = 256 * 1024;
+    constexpr std::size_t piece = limits::io_piece_bytes;
     tls_write_buffer_.assign(head);
     tls_write_buffer_.append(body.substr(0, std::min(body.size(), piece)));
     std::string_view rest = body.size() > piece ? body.substr(piece) : std::string_view{};

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "transport/socket_interrupt.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -92,7 +93,7 @@ Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& address
                 continue;  // the next attempt starts at once
             }
             pending.push_back(InFlight{std::move(*created), std::move(registration), address});
-            next_start = now + kConnectionAttemptDelay;
+            next_start = now + limits::connection_attempt_delay;
         }
         if (pending.empty()) {
             if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled while connecting");

@@ -20,16 +20,13 @@ struct SocketSetup {
     bool tcp_nodelay = true;
 };
 
-/// The delay before the next address is tried while earlier ones are still
-/// connecting (RFC 8305 section 5 recommends 250 ms).
-inline constexpr Milliseconds kConnectionAttemptDelay{250};
 
 /// The addresses in the order they are tried: families interleaved, starting
 /// with the family of the resolver's first choice (RFC 8305 section 4).
 std::vector<ResolvedAddress> interleave_families(const std::vector<ResolvedAddress>& addresses);
 
 /// Connects to one of `addresses` under the connect deadline: attempts start
-/// kConnectionAttemptDelay apart, or at once when the previous one failed;
+/// limits::connection_attempt_delay apart, or at once when the previous one failed;
 /// the first to connect wins and the others are closed. Errors: cancelled,
 /// the connect timeout code (naming the addresses still pending),
 /// connect_failed (every address refused or unreachable; also a socket() that

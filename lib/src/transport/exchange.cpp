@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "codec/request_head.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -123,7 +124,7 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::opt
         if (direct >= 16384 && framer_.mode() != BodyFramer::Mode::until_close) {
             const std::size_t before = out.size();
             // Up to 256 KiB per read: fewer hand-offs between a stream's reader and consumer.
-            constexpr std::size_t max_piece = 256 * 1024;
+            constexpr std::size_t max_piece = limits::io_piece_bytes;
             const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(direct, max_piece));
             out.resize(before + want);
             IoResult r = transport_.read_some(out.data() + before, want, params_.deadlines, params_.cancel);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/cancel.hpp"
+#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -65,8 +66,8 @@ int run_getaddrinfo(const std::string& host, std::uint16_t port, int flags,
 /// connection to a known host skips the resolver thread and getaddrinfo's
 /// reading of /etc/hosts, nsswitch.conf and resolv.conf.
 struct DnsCache {
-    static constexpr auto ttl = std::chrono::seconds(60);
-    static constexpr std::size_t max_entries = 256;
+    static constexpr auto ttl = limits::dns_cache_ttl;
+    static constexpr std::size_t max_entries = limits::dns_cache_entries;
     std::mutex mutex;
     std::map<std::string, std::pair<Clock::time_point, std::vector<ResolvedAddress>>> entries;  ///< guarded by mutex
 };

@@ -1,0 +1,62 @@
+#pragma once
+// Every internal limit and size, each with its reason: the knobs a user may
+// set live in nous::http::defaults (nous/http/options.hpp); these are the
+// ones we fixed. A rule written twice drifts: code uses these names.
+
+#include <chrono>
+#include <cstddef>
+
+#include "nous/http/options.hpp"
+
+namespace nous::http::detail::limits {
+
+// ---- response heads (RFC 9112 leaves the limits to us) ----------------------
+/// Fields in one response head: POCO's own limit, and far more than any
+/// provider sends (nginx: 8, OpenAI: ~20); past it `protocol`.
+inline constexpr std::size_t max_header_fields = 100;
+/// Bytes of one response head: what nginx itself accepts by default (4 x 8 KiB
+/// buffers) with room to spare; past it `protocol`.
+inline constexpr std::size_t max_header_bytes = 64 * 1024;
+/// A chunk-size line (hex digits and extensions): real ones are < 20 bytes.
+inline constexpr std::size_t max_chunk_line = 4096;
+
+// ---- JSON from the network --------------------------------------------------
+/// Nesting depth allowed in any parse of server bytes: RapidJSON's parser
+/// recurses, and 200 KB of `[` would overflow the stack.
+inline constexpr std::size_t max_json_depth = 256;
+
+// ---- reading and writing ----------------------------------------------------
+/// The read buffer of one call (head, small bodies, chunk framing): one recv
+/// takes a whole typical response or many SSE events.
+inline constexpr std::size_t read_buffer_bytes = 64 * 1024;
+/// Largest piece read straight into the caller's body, and largest TLS write:
+/// fewer hand-offs between a stream's reader and its consumer, and a 256 KiB
+/// request body in one SSL_write.
+inline constexpr std::size_t io_piece_bytes = 256 * 1024;
+/// After [DONE], how long a stream keeps reading to reach the body's end (the
+/// last chunk's terminator is usually in the socket already) so that its
+/// connection can be pooled.
+inline constexpr Milliseconds drain_after_done{5};
+
+// ---- the retry policy (the official SDKs' numbers) --------------------------
+/// First backoff: 0.5 s x 2^n ...
+inline constexpr Milliseconds retry_base_delay{500};
+/// ... capped at 8 s ...
+inline constexpr Milliseconds retry_max_backoff{8000};
+/// ... and a server's hint honoured up to 60 s; a longer one returns at once.
+inline constexpr Milliseconds retry_max_hint{60000};
+
+// ---- name resolution --------------------------------------------------------
+/// Successful lookups are kept this long, as curl's DNS cache keeps them.
+inline constexpr std::chrono::seconds dns_cache_ttl{60};
+/// Names cached at most (then the cache starts over): bounded memory.
+inline constexpr std::size_t dns_cache_entries = 256;
+/// Happy Eyeballs: the next address is tried this long after the previous
+/// one unless it failed sooner (RFC 8305 section 5 recommends 250 ms).
+inline constexpr Milliseconds connection_attempt_delay{250};
+
+// ---- logging ----------------------------------------------------------------
+/// Bytes of a body a log line may quote.
+inline constexpr std::size_t log_body_bytes = 500;
+
+}  // namespace nous::http::detail::limits
