@@ -4,6 +4,13 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <arpa/inet.h>
+#include <csignal>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fault_server.hpp"
 
 #include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
@@ -168,3 +175,67 @@ TEST_CASE("a backend that is not compiled in falls back (per call, env, config) 
     CHECK(log.count("not compiled") >= 1);
 }
 #endif
+
+namespace {
+
+/// A careless application backend: writes with ::write(), no MSG_NOSIGNAL,
+/// to a peer that reset the connection (a SIGPIPE without a guard), and sees
+/// the headers the library adds.
+class RawWriteBackend : public Backend {
+public:
+    Result<Response> post(const Request& request, const Options&) override {
+        for (const auto& [k, v] : *request.headers)
+            if (k == "Idempotency-Key") saw_key = true;
+        const auto colon = request.url.rfind(':');
+        const int port = std::atoi(std::string(request.url.substr(colon + 1)).c_str());
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<std::uint16_t>(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            ::close(fd);
+            return Error(ErrorCode::connect_failed, "raw connect failed");
+        }
+        const std::string chunk(64 * 1024, 'x');
+        // After the reset: ECONNRESET once, then EPIPE, which raises SIGPIPE.
+        for (int i = 0; i < 2000; ++i)
+            if (::write(fd, chunk.data(), chunk.size()) < 0 && errno == EPIPE) break;
+        ::close(fd);
+        return Error(ErrorCode::connection_closed, "the peer reset");
+    }
+    static inline std::atomic<bool> saw_key{false};
+};
+
+}  // namespace
+
+TEST_CASE("SIGPIPE never kills the process, whichever backend writes to a peer that reset (pooled, curl, custom)") {
+    register_backend("test.rawwrite", [] { return std::make_shared<RawWriteBackend>(); });
+    std::vector<std::string> backends{"pooled", "test.rawwrite"};
+    for (const auto& n : backend_names())
+        if (n == "curl") backends.push_back(n);
+    // libPocoFoundation blocks SIGPIPE in the main thread when it loads; an
+    // application may unblock it. Unblock it here: only our guards stand
+    // between a write and the signal's default action (death).
+    sigset_t pipe, old;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_UNBLOCK, &pipe, &old);
+    nous::test::FaultServer server([](nous::test::Peer& peer, std::uint64_t) { peer.reset(); });
+    const std::string body(8 << 20, 'x');
+    for (const auto& backend : backends) {
+        INFO(backend);
+        Options o;
+        o.backend = backend;
+        o.max_retries = 0;
+        auto r = post(server.url("/"), body, {}, o);
+        CHECK_FALSE(r.ok());
+        sigset_t now, pending;
+        pthread_sigmask(SIG_SETMASK, nullptr, &now);
+        sigpending(&pending);
+        CHECK(sigismember(&now, SIGPIPE) == 0);      // the caller's mask is restored
+        CHECK(sigismember(&pending, SIGPIPE) == 0);  // and no SIGPIPE is left pending
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    CHECK(RawWriteBackend::saw_key);  // the adapter passed the library's headers on
+}

@@ -9,9 +9,9 @@ namespace nous::http {
 
 namespace {
 
-detail::NamedRegistry<Backend>& registry() {
+detail::NamedRegistry<detail::PreparedBackend>& registry() {
     static auto* r = [] {
-        auto* made = new detail::NamedRegistry<Backend>;  // never destroyed: used until exit
+        auto* made = new detail::NamedRegistry<detail::PreparedBackend>;  // never destroyed: used until exit
         made->add("pooled", [] { return detail::make_pooled_backend(); });
 #ifdef NOUS_HAVE_CURL
         made->add("curl", [] { return detail::make_curl_backend(); });
@@ -40,7 +40,11 @@ detail::ChainSpec post_chain(const detail::EnvSnapshot& env, const Config& confi
 
 }  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory) { registry().add(name, std::move(factory)); }
+void register_backend(const std::string& name, BackendFactory factory) {
+    registry().add(name, [factory = std::move(factory)]() -> std::shared_ptr<detail::PreparedBackend> {
+        return factory ? detail::adapt_custom_backend(factory()) : nullptr;
+    });
+}
 
 std::vector<std::string> backend_names() { return registry().names(); }
 
@@ -72,7 +76,8 @@ Result<Response> PreparedBackend::post(const Request& request, const Options& op
     return post_prepared(call.value(), request, total_by);
 }
 
-Result<std::shared_ptr<Backend>> backend_for(const Options& options, const EnvSnapshot& env, const Config& config) {
+Result<std::shared_ptr<PreparedBackend>> backend_for(const Options& options, const EnvSnapshot& env,
+                                                     const Config& config) {
     // The common case: nothing names a backend.
     if (options.backend.empty() && !env.http_backend && !config.backend) {
         static const auto pooled = registry().get("pooled", "backend");  // the registry's own instance

@@ -11,8 +11,9 @@
 
 namespace nous::http::detail {
 
-/// A built-in backend: runs one attempt of a call that post() prepared
-/// (validated, proxy chosen, settings merged); post() runs the retries.
+/// What post() runs: one attempt of a call it prepared (validated, proxy
+/// chosen, settings merged, the library's headers added); post() runs the
+/// retries. The built-in backends are these; a registered one is adapted.
 class PreparedBackend : public Backend {
 public:
     /// Called directly (not through post()): prepare, then one attempt.
@@ -28,13 +29,17 @@ public:
                                  const Config& config) const;
 };
 
-std::shared_ptr<Backend> make_pooled_backend();
+std::shared_ptr<PreparedBackend> make_pooled_backend();
 #ifdef NOUS_HAVE_CURL
-std::shared_ptr<Backend> make_curl_backend();
+std::shared_ptr<PreparedBackend> make_curl_backend();
 #endif
+/// An application's backend (register_backend) as one of ours: the same
+/// pipeline (post/custom_backend.cpp).
+std::shared_ptr<PreparedBackend> adapt_custom_backend(std::shared_ptr<Backend> backend);
 
 /// The backend the chain selects for `options` (per call > NOUS_HTTP_BACKEND >
 /// app config > "pooled").
-Result<std::shared_ptr<Backend>> backend_for(const Options& options, const EnvSnapshot& env, const Config& config);
+Result<std::shared_ptr<PreparedBackend>> backend_for(const Options& options, const EnvSnapshot& env,
+                                                     const Config& config);
 
 }  // namespace nous::http::detail

@@ -433,6 +433,6 @@ private:
 
 }  // namespace
 
-std::shared_ptr<Backend> make_curl_backend() { return std::make_shared<CurlBackend>(); }
+std::shared_ptr<PreparedBackend> make_curl_backend() { return std::make_shared<CurlBackend>(); }
 
 }  // namespace nous::http::detail

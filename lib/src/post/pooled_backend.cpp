@@ -57,6 +57,6 @@ public:
 
 }  // namespace
 
-std::shared_ptr<Backend> make_pooled_backend() { return std::make_shared<PooledBackend>(); }
+std::shared_ptr<PreparedBackend> make_pooled_backend() { return std::make_shared<PooledBackend>(); }
 
 }  // namespace nous::http::detail

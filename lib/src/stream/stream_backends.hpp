@@ -1,13 +1,31 @@
 #pragma once
-// The built-in stream sources.
+// The stream pipeline's parts: the backend interface stream() runs, and the
+// built-in sources.
 
 #include <memory>
 
 #include "nous/http/backend.hpp"
+#include "core/env.hpp"
 #include "nous/http/stream.hpp"
 #include "stream/stream_request.hpp"
 
 namespace nous::http::detail {
+
+/// What stream() runs: the built-in backends, and an application's own
+/// (register_stream_backend) adapted to the same pipeline.
+class PreparedStreamBackend : public StreamBackend {
+public:
+    /// Called directly (not through stream()): reads the environment and config first.
+    Stream open(const Request& request, const Options& options) override;
+    virtual Stream open_with(const Request& request, const Options& options, const EnvSnapshot& env,
+                             const Config& config) = 0;
+};
+
+/// Ties a stream to the caller's token for its lifetime (stream/stream.cpp).
+Stream watch_cancel(Stream stream, const CancelToken* token);
+
+/// The decoder `options` select, with the merged event cap.
+std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t max_event_bytes);
 
 std::unique_ptr<ChunkSource> make_window_source(std::unique_ptr<StreamCall> call, StreamSlot slot);
 std::unique_ptr<ChunkSource> make_pull_source(std::unique_ptr<StreamCall> call, StreamSlot slot);
