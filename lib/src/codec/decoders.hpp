@@ -1,7 +1,11 @@
 #pragma once
-// Internal view of the decoders: tests read their work counters.
+// Internal view of the decoders: their work counters (tests prove linear
+// work with them), the view path, the SSE scanner the raw format uses, and
+// their shared error.
 
-#include "nous/http/stream.hpp"
+#include <memory>
+
+#include "nous/http/decoder.hpp"
 
 namespace nous::http::detail {
 
@@ -23,6 +27,15 @@ public:
     virtual ~ViewDecoder() = default;
     virtual std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out, bool& done) = 0;
 };
+
+/// The SSE decoder, with how many bytes of the input it consumed: all, or up
+/// to the end of a `data: [DONE]` event (the raw decoder stops there).
+class SseScanner : public CountingDecoder {
+public:
+    virtual std::optional<Error> feed_counting(std::string_view bytes, std::vector<Event>& out, bool& done,
+                                               std::size_t& consumed) = 0;
+};
+std::unique_ptr<SseScanner> make_sse_scanner(std::size_t max_event_bytes);
 
 /// Error for a stream whose data (not its HTTP framing) is malformed.
 Error malformed_stream(std::string message);

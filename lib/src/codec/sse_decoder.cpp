@@ -19,7 +19,7 @@ constexpr std::string_view kBom = "\xEF\xBB\xBF";
 /// One decoder core, two outputs: owned Events (feed) or views (feed_views)
 /// that point into the input or the decoder's own storage. A single-line data
 /// event wholly inside the input is handed out without a copy.
-class SseDecoder final : public detail::CountingDecoder, public detail::ViewDecoder {
+class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
 public:
     explicit SseDecoder(std::size_t max_event_bytes)
         : max_data_(max_event_bytes), max_line_(max_event_bytes + 6 /* "data: " */) {
@@ -31,9 +31,8 @@ public:
         return feed_counting(bytes, out, done, consumed);
     }
 
-    /// As feed(), and tells how many bytes were consumed (all, or up to the end of [DONE]).
     std::optional<Error> feed_counting(std::string_view bytes, std::vector<Event>& out, bool& done,
-                                       std::size_t& consumed) {
+                                       std::size_t& consumed) override {
         owned_.clear();
         while (ids_.size() > 1) ids_.pop_front();  // owned events hold their own share
         return run(bytes, done, consumed,
@@ -274,56 +273,16 @@ private:
     std::optional<Milliseconds> retry_;
 };
 
-/// Raw body bytes as events; an SSE decoder alongside finds the end of [DONE].
-class RawDecoder final : public detail::CountingDecoder {
-public:
-    explicit RawDecoder(std::size_t max_event_bytes) : sse_(max_event_bytes) {}
-    std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) override {
-        std::size_t consumed = 0;
-        std::optional<Error> e;
-        if (lf_may_follow_) {
-            // [DONE] ended on a CR at the end of the last piece: its LF belongs to it.
-            lf_may_follow_ = false;
-            consumed = !bytes.empty() && bytes.front() == '\n' ? 1 : 0;
-            done = true;
-        } else {
-            std::vector<Event> ignored;
-            e = sse_.feed_counting(bytes, ignored, done, consumed);
-            scanned_ = sse_.bytes_scanned();
-            if (done && consumed == bytes.size() && consumed > 0 && bytes.back() == '\r') {
-                lf_may_follow_ = true;
-                done = false;
-            }
-        }
-        if (consumed > 0) {
-            Event raw;
-            raw.type = "raw";
-            raw.data.assign(bytes.substr(0, consumed));
-            out.push_back(std::move(raw));
-        }
-        return e;
-    }
-    std::optional<Error> finish(std::vector<Event>&) override { return std::nullopt; }
-
-private:
-    SseDecoder sse_;
-    bool lf_may_follow_ = false;
-};
-
 }  // namespace
 
 std::unique_ptr<Decoder> make_sse_decoder(std::size_t max_event_bytes) {
     return std::make_unique<SseDecoder>(max_event_bytes);
 }
 
-std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes) {
-    return std::make_unique<RawDecoder>(max_event_bytes);
-}
-
 namespace detail {
 
-Error malformed_stream(std::string message) {
-    return Error(ErrorCode::malformed_stream, "malformed stream: " + std::move(message));
+std::unique_ptr<SseScanner> make_sse_scanner(std::size_t max_event_bytes) {
+    return std::make_unique<SseDecoder>(max_event_bytes);
 }
 
 }  // namespace detail
