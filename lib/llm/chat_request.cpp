@@ -34,6 +34,15 @@ std::string default_base_url(Provider provider) {
     return {};
 }
 
+std::string default_api_key_env(Provider provider) {
+    switch (provider) {
+        case Provider::openai: return "OPENAI_API_KEY";
+        case Provider::anthropic: return "ANTHROPIC_API_KEY";
+        case Provider::gemini: return "GEMINI_API_KEY";
+    }
+    return {};
+}
+
 namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;

@@ -32,6 +32,9 @@ std::optional<Provider> provider_from_name(std::string_view name) noexcept;
 /// https://api.openai.com/v1, https://api.anthropic.com/v1,
 /// https://generativelanguage.googleapis.com/v1beta.
 std::string default_base_url(Provider provider);
+/// The environment variable that conventionally holds the provider's key:
+/// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (the official SDKs read these).
+std::string default_api_key_env(Provider provider);
 
 struct ChatMessage {
     std::string role;  ///< "user" or "assistant" (Gemini's "model" is written for "assistant")

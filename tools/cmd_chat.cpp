@@ -1,0 +1,99 @@
+// nouscli chat: one chat request through the provider helpers, the text
+// printed as it arrives (or the message as JSON), in each provider's format.
+
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+
+#include "cli.hpp"
+#include "nous/llm/chat.hpp"
+
+namespace nouscli {
+
+using namespace nous::http;
+
+int cmd_chat(int argc, char** argv) {
+    po::options_description desc("nouscli chat PROMPT [options]  (PROMPT \"-\" reads stdin)");
+    std::string provider_name = "openai", base_url, model, system, api_key_env;
+    int max_tokens = -1;
+    ConnectionOptions connection;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("provider", po::value(&provider_name), "openai|anthropic|gemini (default openai)")
+        ("base-url", po::value(&base_url), "API base URL (default: the provider's)")
+        ("model", po::value(&model), "model name (required)")
+        ("system", po::value(&system), "system prompt")
+        ("max-tokens", po::value(&max_tokens), "maximum output tokens (anthropic: 1024 unless given)")
+        ("no-stream", "one non-streaming request")
+        ("json", "print the final message as one JSON object instead of the text")
+        ("api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)");
+    connection.add_to(desc);
+    std::string prompt;
+    po::variables_map vm;
+    if (auto end = parse_command("chat", argc, argv, desc, vm, "prompt", &prompt)) return *end;
+    connection.take_flags(vm);
+    auto provider = nous::llm::provider_from_name(provider_name);
+    if (!provider) return usage_error("chat", "--provider must be openai, anthropic or gemini");
+    if (!vm.count("prompt")) return usage_error("chat", "chat needs a PROMPT (\"-\" reads stdin)");
+    if (model.empty()) return usage_error("chat", "chat needs --model");
+    nous::llm::ChatRequest request;
+    std::string bad;
+    if (!connection.parse(request.headers, bad)) return usage_error("chat", bad);
+    if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
+    const char* key = std::getenv(api_key_env.c_str());
+    // A missing key exits 2 before any connection.
+    if (!key || !*key) return usage_error("chat", api_key_env + " is not set (the API key; see --api-key-env)");
+
+    request.provider = *provider;
+    request.base_url = base_url;
+    request.api_key = key;
+    request.model = model;
+    request.system = system;
+    request.messages.push_back({"user", prompt});
+    if (max_tokens > 0) request.max_tokens = max_tokens;
+    request.stream = vm.count("no-stream") == 0;
+    // Built here too for the checks and -v; run_chat builds the same call.
+    auto call = nous::llm::build_chat_call(request);
+    if (!call) return usage_error("chat", call.error().message);
+    if (auto e = validate_url(call->url)) return usage_error("chat", e->message);
+
+    Options options;
+    connection.apply(options);
+    const bool json = vm.count("json") > 0;
+    connection.set_log_level();
+    if (connection.verbose()) print_request(call->url, call->headers, call->body);
+
+    // Text printed as it arrives, flushed per delta (unless --json); a closed
+    // stdout stops the stream at once.
+    bool printed_any = false;
+    bool stdout_closed = false;
+    auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+        if (json || d.text.empty()) return true;
+        printed_any = true;
+        stdout_closed = !write_out(stdout, d.text);
+        return !stdout_closed;
+    });
+    if (stdout_closed) return ok;
+    if (!result) {
+        const Error& e = result.error();
+        if (printed_any) write_out(stdout, "\n");
+        if (e.code == ErrorCode::http_status) {
+            std::cerr << "nouscli: " << e.message << "\n";
+            return exit_code_for(e);
+        }
+        return report_error(e);
+    }
+    const nous::llm::ChatResult& message = result.value();
+    if (json)
+        write_out(stdout, nous::llm::to_json(message) + "\n");
+    else
+        write_out(stdout, "\n");
+    if (message.stream_error) {
+        std::cerr << "nouscli: error in the stream: " << *message.stream_error << "\n";
+        return stream_error;
+    }
+    return ok;
+}
+
+}  // namespace nouscli

@@ -1,0 +1,53 @@
+// nouscli mock-server: the built-in mock LLM server on a port, until SIGINT or SIGTERM.
+
+#include <csignal>
+#include <iostream>
+
+#include "cli.hpp"
+#include "nous/mock/mock_server.hpp"
+
+namespace nouscli {
+
+using nous::http::MockServer;
+using nous::http::MockServerOptions;
+
+int cmd_mock_server(int argc, char** argv) {
+    po::options_description desc("nouscli mock-server [options]");
+    MockServerOptions o;
+    int port = 8080;
+    long long first_token_ms = 0;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("port", po::value(&port), "port (0: ephemeral; printed on start)")
+        ("bind", po::value(&o.bind_address), "bind address (default 127.0.0.1)")
+        ("nagle", "Nagle on, headers and body in separate writes")
+        ("tokens", po::value(&o.stream_tokens), "tokens per completion")
+        ("tokens-per-second", po::value(&o.tokens_per_second), "stream pacing (0: as fast as possible)")
+        ("first-token-ms", po::value(&first_token_ms), "latency before the first streamed token")
+        ("tool-call", po::value(&o.tool_call), "chat replies call this tool (default: only when tools are offered)");
+    po::variables_map vm;
+    if (auto end = parse_command("mock-server", argc, argv, desc, vm)) return *end;
+    if (port < 0 || port > 65535) return usage_error("mock-server", "bad --port");
+    o.port = static_cast<std::uint16_t>(port);
+    o.nagle = vm.count("nagle") > 0;
+    o.first_token_latency = std::chrono::milliseconds(first_token_ms);
+    MockServer server(o);
+    try {
+        server.start();
+    } catch (const std::exception& e) {
+        std::cerr << "nouscli: " << e.what() << "\n";
+        return connection;
+    }
+    std::cout << "mock server listening on " << server.base_url() << std::endl;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    server.stop();
+    return ok;
+}
+
+}  // namespace nouscli
