@@ -1,12 +1,16 @@
+// The mock LLM server: lifecycle, one thread per connection, and the routes
+// (chat in every provider's format, the benchmark bodies, echo).
+
 #include "nous/mock/mock_server.hpp"
 
+#include "chat_requests.hpp"
 #include "provider_formats.hpp"
+#include "wire.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <rapidjson/document.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -29,41 +33,6 @@ std::optional<std::string> MockRequest::header(const std::string& lower_name) co
 }
 
 namespace {
-
-std::string lower(std::string s) {
-    for (char& c : s)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return s;
-}
-
-bool send_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
-std::string reason_for(int status) {
-    switch (status) {
-        case 200: return "OK";
-        case 204: return "No Content";
-        case 301: return "Moved Permanently";
-        case 302: return "Found";
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 404: return "Not Found";
-        case 408: return "Request Timeout";
-        case 429: return "Too Many Requests";
-        case 500: return "Internal Server Error";
-        case 503: return "Service Unavailable";
-        default: return "Status";
-    }
-}
 
 std::string filler_json(std::size_t total, const char* kind) {
     // {"object":"<kind>","data":"xxxx..."} padded to exactly `total` bytes.
@@ -161,116 +130,13 @@ struct MockServer::Impl {
         }
     }
 
-    /// Reads one request; false on EOF, error, idle close or stop.
-    bool read_request(int fd, std::string& buffer, MockRequest& request) {
-        std::size_t head_end;
-        for (;;) {
-            head_end = buffer.find("\r\n\r\n");
-            if (head_end != std::string::npos) break;
-            if (buffer.size() > (1 << 20)) return false;
-            if (options.idle_close.count() > 0 && buffer.empty()) {
-                pollfd p{fd, POLLIN, 0};
-                if (::poll(&p, 1, static_cast<int>(options.idle_close.count())) == 0) return false;
-            }
-            char chunk[16384];
-            ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-            if (n <= 0) return false;
-            buffer.append(chunk, static_cast<std::size_t>(n));
-        }
-        std::string_view head(buffer.data(), head_end);
-        auto line_end = head.find("\r\n");
-        std::string_view request_line = head.substr(0, line_end);
-        auto sp1 = request_line.find(' ');
-        auto sp2 = request_line.rfind(' ');
-        if (sp1 == std::string_view::npos || sp2 == sp1) return false;
-        request.method = std::string(request_line.substr(0, sp1));
-        request.target = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
-        request.headers.clear();
-        std::size_t content_length = 0;
-        std::string_view rest = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
-        while (!rest.empty()) {
-            auto eol = rest.find("\r\n");
-            std::string_view line = rest.substr(0, eol);
-            rest = eol == std::string_view::npos ? "" : rest.substr(eol + 2);
-            auto colon = line.find(':');
-            if (colon == std::string_view::npos) continue;
-            std::string name = lower(std::string(line.substr(0, colon)));
-            std::string_view value = line.substr(colon + 1);
-            while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-            if (name == "content-length") std::from_chars(value.data(), value.data() + value.size(), content_length);
-            request.headers.emplace_back(std::move(name), std::string(value));
-        }
-        std::size_t body_start = head_end + 4;
-        while (buffer.size() < body_start + content_length) {
-            char chunk[65536];
-            ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-            if (n <= 0) return false;
-            buffer.append(chunk, static_cast<std::size_t>(n));
-        }
-        request.body = buffer.substr(body_start, content_length);
-        buffer.erase(0, body_start + content_length);
-        return true;
-    }
-
     bool write_response(int fd, const MockResponse& response) {
-        return write_response(fd, response.status, response.headers, response.body);
+        return mock::write_response(fd, response.status, response.headers, response.body, options.nagle);
     }
 
-    /// `body` may be a static buffer: the benchmark bodies are never copied per request.
     bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
                         std::string_view body) {
-        std::string head = "HTTP/1.1 " + std::to_string(status) + " " + reason_for(status) + "\r\n";
-        bool has_type = false;
-        for (const auto& [k, v] : headers) {
-            head += k + ": " + v + "\r\n";
-            if (lower(k) == "content-type") has_type = true;
-        }
-        if (!has_type) head += "Content-Type: application/json\r\n";
-        bool no_body = status == 204 || status == 304 || status < 200;
-        if (!no_body) head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-        head += "\r\n";
-        if (options.nagle) {
-            // Two writes with Nagle on: the body waits for the client's ACK of the head.
-            if (!send_all(fd, head)) return false;
-            return no_body || send_all(fd, body);
-        }
-        if (no_body) return send_all(fd, head);
-        // Head and body in one sendmsg, whatever the size.
-        iovec parts[2] = {{head.data(), head.size()}, {const_cast<char*>(body.data()), body.size()}};
-        std::size_t total = head.size() + body.size(), sent = 0;
-        while (sent < total) {
-            msghdr msg{};
-            msg.msg_iov = parts;
-            msg.msg_iovlen = 2;
-            ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                return false;
-            }
-            sent += static_cast<std::size_t>(n);
-            if (sent >= total) break;
-            // Advance the iovecs past what was sent.
-            std::size_t skip = static_cast<std::size_t>(n);
-            for (auto& part : parts) {
-                std::size_t take = std::min(skip, part.iov_len);
-                part.iov_base = static_cast<char*>(part.iov_base) + take;
-                part.iov_len -= take;
-                skip -= take;
-            }
-        }
-        return true;
-    }
-
-    /// One chunk of a chunked body; `last` adds the terminating chunk in the same write.
-    bool write_chunk(int fd, std::string_view data, bool last = false) {
-        char size[32];
-        int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-        std::string frame;
-        frame.reserve(data.size() + 40);
-        frame.append(size, static_cast<std::size_t>(n));
-        frame.append(data);
-        frame += last ? "\r\n0\r\n\r\n" : "\r\n";
-        return send_all(fd, frame);
+        return mock::write_response(fd, status, headers, body, options.nagle);
     }
 
     /// A streamed reply: the SSE events in one chunked body, paced like generation
@@ -280,7 +146,7 @@ struct MockServer::Impl {
         std::string head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             "Transfer-Encoding: chunked\r\n\r\n";
-        if (!send_all(fd, head)) return false;
+        if (!mock::send_all(fd, head)) return false;
         if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency)) return false;
         auto gap = options.tokens_per_second > 0
                        ? std::chrono::milliseconds(static_cast<long long>(1000.0 / options.tokens_per_second))
@@ -290,7 +156,7 @@ struct MockServer::Impl {
         for (bool first = true; have; first = false) {
             if (!first && gap.count() > 0 && !sleep_for(gap)) return false;
             const bool more = events.next(following);
-            if (!write_chunk(fd, event, /*last=*/!more)) return false;
+            if (!mock::write_chunk(fd, event, /*last=*/!more)) return false;
             event.swap(following);
             have = more;
         }
@@ -306,7 +172,7 @@ struct MockServer::Impl {
                           std::to_string(size) + "\r\n\r\n";
         if (options.nagle) {
             // Two writes with Nagle on: the body waits for the client's ACK of the head.
-            if (!send_all(fd, out)) return false;
+            if (!mock::send_all(fd, out)) return false;
             out.clear();
         }
         std::uint64_t offset = 0;
@@ -314,11 +180,11 @@ struct MockServer::Impl {
             const std::size_t added = body.read(offset, piece, out);
             offset += added;
             if (out.size() >= piece || offset >= size) {
-                if (!send_all(fd, out)) return false;
+                if (!mock::send_all(fd, out)) return false;
                 out.clear();
             }
         }
-        return out.empty() || send_all(fd, out);
+        return out.empty() || mock::send_all(fd, out);
     }
 
     /// 1,000 chunks of 1,000 bytes (Finch's body-accumulation case), framed in one write.
@@ -330,13 +196,13 @@ struct MockServer::Impl {
             for (int i = 0; i < 1000; ++i) out += "3e8\r\n" + data + "\r\n";
             return out + "0\r\n\r\n";
         }();
-        return send_all(fd, body);
+        return mock::send_all(fd, body);
     }
 
     bool firehose(int fd) {
         std::string head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
-        if (!send_all(fd, head)) return false;
+        if (!mock::send_all(fd, head)) return false;
         std::uint64_t sent = 0;
         std::uint64_t token = 0;
         std::string batch;
@@ -347,76 +213,31 @@ struct MockServer::Impl {
                 std::snprintf(word, sizeof word, "tok%07llu ", static_cast<unsigned long long>(token++));
                 batch += chunk_event(word);
             }
-            if (!write_chunk(fd, batch)) return false;
+            if (!mock::write_chunk(fd, batch)) return false;
             sent += batch.size();
         }
-        return write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
-    }
-
-    /// Reads a chat request in `format` into `reply`; false (and `error`, a
-    /// 400) for a body that is not a JSON object.
-    bool read_chat(mock::Format format, const MockRequest& request, const std::string& path_model, bool& stream,
-                   mock::Reply& reply, MockResponse& error) {
-        rapidjson::Document doc;
-        doc.Parse(request.body.c_str(), request.body.size());
-        if (doc.HasParseError() || !doc.IsObject()) {
-            error.status = 400;
-            error.body = R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
-            return false;
-        }
-        auto s = doc.FindMember("stream");
-        stream = s != doc.MemberEnd() && s->value.IsBool() && s->value.GetBool();
-        reply.model = path_model.empty() ? "mock-1" : path_model;
-        if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString()) reply.model = m->value.GetString();
-        reply.tokens = options.stream_tokens;
-        reply.prompt_tokens = static_cast<int>(std::max<std::size_t>(1, request.body.size() / 4));
-        // A tool call when the request offers tools: the first one is called.
-        if (auto tools = doc.FindMember("tools"); tools != doc.MemberEnd() && tools->value.IsArray() &&
-                                                  !tools->value.Empty()) {
-            const auto& first = tools->value[0];
-            auto name_of = [](const rapidjson::Value& v) -> std::string {
-                if (v.IsObject())
-                    if (auto n = v.FindMember("name"); n != v.MemberEnd() && n->value.IsString()) return n->value.GetString();
-                return "";
-            };
-            if (format == mock::Format::openai && first.IsObject() && first.HasMember("function"))
-                reply.tool_name = name_of(first["function"]);
-            else if (format == mock::Format::gemini && first.IsObject() && first.HasMember("functionDeclarations") &&
-                     first["functionDeclarations"].IsArray() && !first["functionDeclarations"].Empty())
-                reply.tool_name = name_of(first["functionDeclarations"][0]);
-            else
-                reply.tool_name = name_of(first);
-        }
-        if (reply.tool_name.empty()) reply.tool_name = options.tool_call;
-        if (format == mock::Format::openai) {
-            auto so = doc.FindMember("stream_options");
-            reply.include_usage = so != doc.MemberEnd() && so->value.IsObject() && so->value.HasMember("include_usage") &&
-                                  so->value["include_usage"].IsBool() && so->value["include_usage"].GetBool();
-        }
-        return true;
+        return mock::write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
     }
 
     /// Answers a chat request: streamed, or whole after as long as generating it would take.
-    bool answer_chat(int fd, mock::Format format, const MockRequest& request, const std::string& path_model,
-                     bool gemini_stream) {
+    bool answer_chat(int fd, const mock::ChatRoute& route, const MockRequest& request) {
         bool stream = false;
         mock::Reply reply;
         MockResponse error;
-        if (!read_chat(format, request, path_model, stream, reply, error)) return write_response(fd, error);
-        if (format == mock::Format::gemini) stream = gemini_stream;  // Gemini streams by URL, not by body
-        if (stream) return stream_events(fd, mock::EventStream(format, std::move(reply)));
+        if (!mock::read_chat(route, request, options, stream, reply, error)) return write_response(fd, error);
+        if (stream) return stream_events(fd, mock::EventStream(route.format, std::move(reply)));
         auto generation = options.first_token_latency;
         if (options.tokens_per_second > 0)
             generation += std::chrono::milliseconds(
                 static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
         if (generation.count() > 0 && !sleep_for(generation)) return false;
-        return write_whole(fd, mock::whole_body(format, reply));
+        return write_whole(fd, mock::whole_body(route.format, reply));
     }
 
     void serve(int fd) {
         std::string buffer;
         MockRequest request;
-        while (!stopping && read_request(fd, buffer, request)) {
+        while (!stopping && mock::read_request(fd, buffer, request, options.idle_close)) {
             served.fetch_add(1);
             Handler h;
             {
@@ -429,17 +250,8 @@ struct MockServer::Impl {
             const std::string route = request.target.substr(0, request.target.find('?'));
             if (h && h(request, response)) {
                 ok = write_response(fd, response);
-            } else if (route == "/v1/chat/completions" && request.method == "POST") {
-                ok = answer_chat(fd, mock::Format::openai, request, "", false);
-            } else if (route == "/v1/messages" && request.method == "POST") {
-                ok = answer_chat(fd, mock::Format::anthropic, request, "", false);
-            } else if (route.rfind("/v1beta/models/", 0) == 0 && request.method == "POST" &&
-                       (route.find(":streamGenerateContent") != std::string::npos ||
-                        route.find(":generateContent") != std::string::npos)) {
-                const std::string rest = route.substr(std::string("/v1beta/models/").size());
-                const std::string model = rest.substr(0, rest.find(':'));
-                ok = answer_chat(fd, mock::Format::gemini, request, model,
-                                 route.find(":streamGenerateContent") != std::string::npos);
+            } else if (auto chat = mock::chat_route(request.method, route)) {
+                ok = answer_chat(fd, *chat, request);
             } else if (route == "/v1/models") {
                 response.body = R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
                 ok = write_response(fd, response);
@@ -461,7 +273,7 @@ struct MockServer::Impl {
                 ok = write_response(fd, response);
             }
             auto connection = request.header("connection");
-            if (!ok || (connection && lower(*connection) == "close")) break;
+            if (!ok || (connection && mock::lower(*connection) == "close")) break;
         }
     }
 };

@@ -3,13 +3,20 @@
 // benchmarks. Raw sockets, one thread per connection (so it serves any number
 // of concurrent keep-alive connections), bound to 127.0.0.1 by default.
 //
-// Routes:
-//   POST /v1/chat/completions  JSON completion, or SSE when "stream": true
-//   GET  /v1/models            model list
-//   POST /small                ~1 KiB JSON          POST /large   256 KiB JSON
-//   POST /sse100m              ~100 MiB SSE body generated on the fly
-//   POST /echo                 the request body back, same Content-Type
+// Routes (every one; lib/mock/mock_server.cpp `serve`):
+//   POST /v1/chat/completions   OpenAI chat completions: JSON, or SSE when "stream": true
+//   POST /v1/messages           Anthropic Messages: JSON, or SSE when "stream": true
+//   POST /v1beta/models/M:generateContent, :streamGenerateContent?alt=sse   Gemini
+//        (chat replies carry a tool call when the request offers tools)
+//   GET  /v1/models             model list
+//   POST /small                 ~1 KiB JSON          POST /large   256 KiB JSON
+//   POST /chunked1m             1,000 chunks of 1,000 bytes
+//   POST /sse100m               ~100 MiB SSE body generated on the fly
+//   POST /echo                  the request body back, same Content-Type
+//   anything else               404 with an OpenAI-shaped error
 // A custom handler may answer any request first (tests: 429, 503, ...).
+// Replies are generated as they are sent: memory per connection does not
+// grow with a reply's length.
 
 #include <atomic>
 #include <chrono>

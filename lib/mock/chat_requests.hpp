@@ -1,0 +1,29 @@
+#pragma once
+// How the mock reads a chat request: which provider a route is (OpenAI chat
+// completions, Anthropic Messages, Gemini generateContent), and which reply
+// a request asks for (model, streamed or not, a tool call, usage).
+
+#include <optional>
+#include <string>
+
+#include "nous/mock/mock_server.hpp"
+#include "provider_formats.hpp"
+
+namespace nous::http::mock {
+
+struct ChatRoute {
+    Format format = Format::openai;
+    std::string path_model;      ///< Gemini names the model in the path
+    bool stream_by_url = false;  ///< Gemini streams by URL (:streamGenerateContent), not by body
+};
+
+/// The chat route of a request line: POST /v1/chat/completions, /v1/messages,
+/// /v1beta/models/M:generateContent or :streamGenerateContent.
+std::optional<ChatRoute> chat_route(const std::string& method, const std::string& path);
+
+/// Reads a chat request into `reply` and whether to stream it; false (and
+/// `error`, a 400 in OpenAI's error shape) for a body that is not a JSON object.
+bool read_chat(const ChatRoute& route, const MockRequest& request, const MockServerOptions& options,
+               bool& stream, Reply& reply, MockResponse& error);
+
+}  // namespace nous::http::mock

@@ -1,0 +1,153 @@
+#include "wire.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+
+namespace nous::http::mock {
+
+std::string lower(std::string s) {
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+}
+
+bool send_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+std::string reason_for(int status) {
+    switch (status) {
+        case 200: return "OK";
+        case 204: return "No Content";
+        case 301: return "Moved Permanently";
+        case 302: return "Found";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 404: return "Not Found";
+        case 408: return "Request Timeout";
+        case 429: return "Too Many Requests";
+        case 500: return "Internal Server Error";
+        case 503: return "Service Unavailable";
+        default: return "Status";
+    }
+}
+
+bool read_request(int fd, std::string& buffer, MockRequest& request, std::chrono::milliseconds idle_close) {
+    std::size_t head_end;
+    for (;;) {
+        head_end = buffer.find("\r\n\r\n");
+        if (head_end != std::string::npos) break;
+        if (buffer.size() > (1 << 20)) return false;
+        if (idle_close.count() > 0 && buffer.empty()) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(idle_close.count())) == 0) return false;
+        }
+        char chunk[16384];
+        ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+        if (n <= 0) return false;
+        buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+    std::string_view head(buffer.data(), head_end);
+    auto line_end = head.find("\r\n");
+    std::string_view request_line = head.substr(0, line_end);
+    auto sp1 = request_line.find(' ');
+    auto sp2 = request_line.rfind(' ');
+    if (sp1 == std::string_view::npos || sp2 == sp1) return false;
+    request.method = std::string(request_line.substr(0, sp1));
+    request.target = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
+    request.headers.clear();
+    std::size_t content_length = 0;
+    std::string_view rest = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
+    while (!rest.empty()) {
+        auto eol = rest.find("\r\n");
+        std::string_view line = rest.substr(0, eol);
+        rest = eol == std::string_view::npos ? "" : rest.substr(eol + 2);
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        std::string name = lower(std::string(line.substr(0, colon)));
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+        if (name == "content-length") std::from_chars(value.data(), value.data() + value.size(), content_length);
+        request.headers.emplace_back(std::move(name), std::string(value));
+    }
+    std::size_t body_start = head_end + 4;
+    while (buffer.size() < body_start + content_length) {
+        char chunk[65536];
+        ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+        if (n <= 0) return false;
+        buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+    request.body = buffer.substr(body_start, content_length);
+    buffer.erase(0, body_start + content_length);
+    return true;
+}
+
+bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
+                    std::string_view body, bool nagle) {
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + reason_for(status) + "\r\n";
+    bool has_type = false;
+    for (const auto& [k, v] : headers) {
+        head += k + ": " + v + "\r\n";
+        if (lower(k) == "content-type") has_type = true;
+    }
+    if (!has_type) head += "Content-Type: application/json\r\n";
+    bool no_body = status == 204 || status == 304 || status < 200;
+    if (!no_body) head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    head += "\r\n";
+    if (nagle) {
+        // Two writes with Nagle on: the body waits for the client's ACK of the head.
+        if (!send_all(fd, head)) return false;
+        return no_body || send_all(fd, body);
+    }
+    if (no_body) return send_all(fd, head);
+    // Head and body in one sendmsg, whatever the size.
+    iovec parts[2] = {{head.data(), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+    std::size_t total = head.size() + body.size(), sent = 0;
+    while (sent < total) {
+        msghdr msg{};
+        msg.msg_iov = parts;
+        msg.msg_iovlen = 2;
+        ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        sent += static_cast<std::size_t>(n);
+        if (sent >= total) break;
+        // Advance the iovecs past what was sent.
+        std::size_t skip = static_cast<std::size_t>(n);
+        for (auto& part : parts) {
+            std::size_t take = std::min(skip, part.iov_len);
+            part.iov_base = static_cast<char*>(part.iov_base) + take;
+            part.iov_len -= take;
+            skip -= take;
+        }
+    }
+    return true;
+}
+
+bool write_chunk(int fd, std::string_view data, bool last) {
+    char size[32];
+    int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    std::string frame;
+    frame.reserve(data.size() + 40);
+    frame.append(size, static_cast<std::size_t>(n));
+    frame.append(data);
+    frame += last ? "\r\n0\r\n\r\n" : "\r\n";
+    return send_all(fd, frame);
+}
+
+}  // namespace nous::http::mock

@@ -1,0 +1,33 @@
+#pragma once
+// The mock server's side of HTTP/1.1 on a raw socket: read one request,
+// write a response, a chunk. Raw sockets, so that the server can serve any
+// number of keep-alive connections and tests can see exactly what was sent.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "nous/mock/mock_server.hpp"
+
+namespace nous::http::mock {
+
+/// ASCII lower case (header names).
+std::string lower(std::string s);
+/// Writes all of `data` (MSG_NOSIGNAL); false if the peer is gone.
+bool send_all(int fd, std::string_view data);
+/// The reason phrase of the statuses the mock sends.
+std::string reason_for(int status);
+/// Reads one request (head + Content-Length body) into `request`, keeping
+/// bytes past it in `buffer`; false on EOF, error, or `idle_close` passing
+/// with no byte of a next request (0: never).
+bool read_request(int fd, std::string& buffer, MockRequest& request, std::chrono::milliseconds idle_close);
+/// A whole response with Content-Length. `body` may be a static buffer.
+/// `nagle`: head and body in two writes (the body waits for the client's ACK).
+bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
+                    std::string_view body, bool nagle);
+/// One chunk of a chunked body; `last` adds the terminating chunk in the same write.
+bool write_chunk(int fd, std::string_view data, bool last = false);
+
+}  // namespace nous::http::mock
