@@ -1,4 +1,6 @@
-// bench/http_backend: the Nous report's localhost scenarios against the
+// bench/http_backend: the localhost scenarios of Nous's published HTTP
+// benchmark (Nous: an Elixir agent framework whose HTTP layer this library
+// mirrors; small posts, 50 in parallel, large bodies, an SSE firehose) against the
 // in-process mock server (default: a Benchee-like table for every client and
 // scenario), or against any server with --url-base (one JSON line per run).
 //
@@ -286,7 +288,7 @@ int main(int argc, char** argv) {
         for (const auto& c : clients) print_row(c, sc.name, run(c, sc, server.base_url(), nodelay != 0, warmup, seconds));
     }
     if (scenario.empty() || scenario == "nagle") {
-        // The brief's Nagle cases: (a) client with TCP_NODELAY off against a normal
+        // The two Nagle cases of that benchmark: (a) client with TCP_NODELAY off against a normal
         // server, (b) a server that writes head and body apart with Nagle on.
         nous::http::MockServerOptions o;
         o.nagle = true;

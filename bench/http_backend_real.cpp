@@ -1,4 +1,5 @@
-// bench/http_backend_real: the brief's real-endpoint benchmark. Credentials come
+// bench/http_backend_real: a real provider endpoint (not our mock): what a
+// user feels, time to first token and total, per backend. Credentials come
 // only from the environment and are never printed:
 //   OPENROUTER_API_KEY, OPENROUTER_MODEL, OPENROUTER_MAX_TOKENS   (https://openrouter.ai/api/v1)
 //   or NOUS_BENCH_BASE_URL, NOUS_BENCH_API_KEY (any OpenAI-compatible server, e.g. nouscli mock-server)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The report's lead table: every client against Debian nginx on loopback, N
+# docs/BENCHMARKS.md's lead table: every client against Debian nginx on loopback, N
 # runs each, the raw-socket client as the limit. Prints one line per client
 # and scenario: median ips over the runs, min..max, and the median's ratio to
 # the limit (ref-raw; ref-raw-events for the stream).
