@@ -12,7 +12,9 @@ namespace {
 std::atomic<std::uint64_t> g_allocated{0};
 }
 
-std::uint64_t nous::bench::allocated_bytes() noexcept { return g_allocated.load(std::memory_order_relaxed); }
+std::uint64_t nous::bench::allocated_bytes() noexcept {
+    return g_allocated.load(std::memory_order_relaxed);
+}
 
 void* operator new(std::size_t size) {
     g_allocated.fetch_add(size, std::memory_order_relaxed);

@@ -14,8 +14,8 @@ using namespace nous::http;
 
 namespace {
 
-double run(const std::function<std::unique_ptr<Decoder>()>& make, const std::string& input, std::size_t piece,
-           int rounds, std::size_t& events) {
+double run(const std::function<std::unique_ptr<Decoder>()>& make, const std::string& input,
+           std::size_t piece, int rounds, std::size_t& events) {
     auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < rounds; ++r) {
         auto d = make();
@@ -69,9 +69,11 @@ int main() {
         {"sse", [] { return make_sse_decoder(); }, &sse, "32 MiB OpenAI chunks", 16384, 5},
         {"sse", [] { return make_sse_decoder(); }, &sse, "32 MiB OpenAI chunks", 1400, 5},
         {"ndjson", [] { return make_ndjson_decoder(); }, &ndjson, "32 MiB OpenAI chunks", 16384, 5},
-        {"json_array", [] { return make_json_array_decoder(); }, &array, "32 MiB OpenAI chunks", 16384, 5},
+        {"json_array", [] { return make_json_array_decoder(); }, &array, "32 MiB OpenAI chunks",
+         16384, 5},
         {"sse", [] { return make_sse_decoder(); }, &big_event, "one 8 MiB event", 1400, 10},
-        {"json_array", [] { return make_json_array_decoder(); }, &big_element, "one 8 MiB element", 1400, 10},
+        {"json_array", [] { return make_json_array_decoder(); }, &big_element, "one 8 MiB element",
+         1400, 10},
     };
     for (const auto& c : cases) {
         std::size_t events = 0;

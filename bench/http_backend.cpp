@@ -26,28 +26,28 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
-#include <cstring>
-#include <new>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "clients/client.hpp"
 #include "nous/http/client.hpp"
-#include "bench_util.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
+#include "nous/mock/mock_server.hpp"
 
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
@@ -56,15 +56,12 @@ namespace {
 
 using namespace bench;
 
-
-
-
 // ---- scenarios ----
 
 struct Scenario {
     std::string name;
-    int concurrency;      ///< requests in flight per iteration (worker threads)
-    int sequential;       ///< requests per worker per iteration
+    int concurrency;  ///< requests in flight per iteration (worker threads)
+    int sequential;   ///< requests per worker per iteration
     std::string path;
     std::size_t request_bytes;
     bool streamed = false;  ///< through the stream API (stream clients only)
@@ -102,15 +99,15 @@ struct Stats {
         std::size_t i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size()))) - 1;
         return s[std::min(i, s.size() - 1)];
     }
-    double mean() const { return std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size()); }
+    double mean() const {
+        return std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+    }
     double deviation_pct() const {
         double m = mean(), v = 0;
         for (double x : ms) v += (x - m) * (x - m);
         return ms.size() > 1 ? 100.0 * std::sqrt(v / static_cast<double>(ms.size() - 1)) / m : 0;
     }
 };
-
-
 
 Stats run(const std::string& client_name, const Scenario& sc, const std::string& base, bool nodelay,
           double warmup_s, double seconds) {
@@ -140,7 +137,8 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
     std::vector<std::thread> threads;
     auto one_iteration = [&](int w) {
         std::string out;
-        for (int k = 0; k < sc.sequential; ++k) check(clients[w]->post(url, body, out), out, expect);
+        for (int k = 0; k < sc.sequential; ++k)
+            check(clients[w]->post(url, body, out), out, expect);
     };
     if (workers > 1) {
         // Persistent workers released by a barrier: thread creation is not measured.
@@ -177,7 +175,8 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
     stats.peak_rss_kb = nous::bench::peak_rss_kb();
     if (!stats.ms.empty())
         stats.allocated_per_iteration =
-            static_cast<double>(nous::bench::allocated_bytes() - allocated_before) / static_cast<double>(stats.ms.size());
+            static_cast<double>(nous::bench::allocated_bytes() - allocated_before) /
+            static_cast<double>(stats.ms.size());
     if (workers > 1) {
         stop = true;
         start.arrive_and_wait();
@@ -187,21 +186,26 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
 }
 
 void print_json(const std::string& client, const std::string& scenario, const Stats& s) {
-    std::printf("{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"n\":%zu,"
-                "\"alloc_bytes\":%.0f",
-                client.c_str(), scenario.c_str(), s.ips(), s.pct(0.5), s.pct(0.99), s.ms.size(), s.allocated_per_iteration);
+    std::printf(
+        "{\"client\":\"%s\",\"scenario\":\"%s\",\"ips\":%.1f,\"median_ms\":%.4f,\"p99_ms\":%.4f,"
+        "\"n\":%zu,"
+        "\"alloc_bytes\":%.0f",
+        client.c_str(), scenario.c_str(), s.ips(), s.pct(0.5), s.pct(0.99), s.ms.size(),
+        s.allocated_per_iteration);
     if (s.bytes_per_iteration > 0)
-        std::printf(",\"mib_s\":%.1f,\"events_s\":%.0f,\"peak_rss_kb\":%ld", s.ips() * s.bytes_per_iteration / 1048576.0,
-                    s.ips() * s.events_per_iteration, s.peak_rss_kb);
+        std::printf(",\"mib_s\":%.1f,\"events_s\":%.0f,\"peak_rss_kb\":%ld",
+                    s.ips() * s.bytes_per_iteration / 1048576.0, s.ips() * s.events_per_iteration,
+                    s.peak_rss_kb);
     std::printf("}\n");
     std::fflush(stdout);
 }
 
 void print_row(const std::string& client, const std::string& scenario, const Stats& s) {
-    std::printf("%-13s %-13s %10.1f %9.4f %7.1f%% %9.4f %9.4f %9.4f %9.4f %8zu %9ld %11.0f\n", client.c_str(),
-                scenario.c_str(), s.ips(), s.mean(), s.deviation_pct(), s.pct(0.5), s.pct(0.99),
-                *std::min_element(s.ms.begin(), s.ms.end()), *std::max_element(s.ms.begin(), s.ms.end()),
-                s.ms.size(), s.peak_rss_kb, s.allocated_per_iteration);
+    std::printf("%-13s %-13s %10.1f %9.4f %7.1f%% %9.4f %9.4f %9.4f %9.4f %8zu %9ld %11.0f\n",
+                client.c_str(), scenario.c_str(), s.ips(), s.mean(), s.deviation_pct(), s.pct(0.5),
+                s.pct(0.99), *std::min_element(s.ms.begin(), s.ms.end()),
+                *std::max_element(s.ms.begin(), s.ms.end()), s.ms.size(), s.peak_rss_kb,
+                s.allocated_per_iteration);
     std::fflush(stdout);
 }
 
@@ -212,21 +216,24 @@ int main(int argc, char** argv) {
     double seconds = 10, warmup = 2;
     int nodelay = 1;
     po::options_description desc("http_backend [options]");
-    desc.add_options()("help,h", "help")
-        ("url-base", po::value(&url_base), "run against this server; prints one JSON line")
-        ("scenario", po::value(&scenario),
-         "small_post|parallel_50|large_body|large_seq|sse_firehose|chunked_1m|nagle (default: all)")
-        ("seconds", po::value(&seconds), "measurement time per run (default 10)")
-        ("warmup", po::value(&warmup), "warm-up time per run (default 2)")
-        ("nodelay", po::value(&nodelay), "TCP_NODELAY on the client: 1 or 0")
-        ("backend", po::value(&backend), "nous post backend: pooled|curl")
-        ("stream-backend", po::value(&stream_backend), "nous stream backend (streaming scenarios)")
-        ("cacert", po::value(&g_tls.cacert), "https: trust this CA (PEM) besides the system store")
-        ("new-connection", "every iteration opens a fresh connection (cold TCP + TLS; sessions resumed)")
-        ("no-resume", "with a fresh connection per iteration, no TLS session is offered: a full handshake each time")
-        ("client", po::value(&client),
-         "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-events|ref-openssl|ref-beast "
-         "(default: nous-<backend>)");
+    desc.add_options()("help,h", "help")("url-base", po::value(&url_base),
+                                         "run against this server; prints one JSON line")(
+        "scenario", po::value(&scenario),
+        "small_post|parallel_50|large_body|large_seq|sse_firehose|chunked_1m|nagle (default: all)")(
+        "seconds", po::value(&seconds), "measurement time per run (default 10)")(
+        "warmup", po::value(&warmup), "warm-up time per run (default 2)")(
+        "nodelay", po::value(&nodelay), "TCP_NODELAY on the client: 1 or 0")(
+        "backend", po::value(&backend), "nous post backend: pooled|curl")(
+        "stream-backend", po::value(&stream_backend), "nous stream backend (streaming scenarios)")(
+        "cacert", po::value(&g_tls.cacert), "https: trust this CA (PEM) besides the system store")(
+        "new-connection",
+        "every iteration opens a fresh connection (cold TCP + TLS; sessions resumed)")(
+        "no-resume",
+        "with a fresh connection per iteration, no TLS session is offered: a full handshake each "
+        "time")("client", po::value(&client),
+                "nous-pooled|nous-curl|nous-window|nous-pull|ref-poco|ref-curl|ref-raw|ref-raw-"
+                "events|ref-openssl|ref-beast "
+                "(default: nous-<backend>)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -243,14 +250,19 @@ int main(int argc, char** argv) {
     g_tls.no_resume = vm.count("no-resume") > 0;
     init_clients();
     if (!url_base.empty()) {
-        if (client.empty()) client = scenario == "sse_firehose" ? "nous-" + (stream_backend.empty() ? std::string("window") : stream_backend)
-                                                                : "nous-" + backend;
+        if (client.empty())
+            client =
+                scenario == "sse_firehose"
+                    ? "nous-" + (stream_backend.empty() ? std::string("window") : stream_backend)
+                    : "nous-" + backend;
         for (const auto& sc : scenarios())
             if (sc.name == scenario) {
-                print_json(client, sc.name, run(client, sc, url_base, nodelay != 0, warmup, seconds));
+                print_json(client, sc.name,
+                           run(client, sc, url_base, nodelay != 0, warmup, seconds));
                 return 0;
             }
-        std::cerr << "http_backend: --url-base needs --scenario small_post|parallel_50|large_body|large_seq|sse_firehose|"
+        std::cerr << "http_backend: --url-base needs --scenario "
+                     "small_post|parallel_50|large_body|large_seq|sse_firehose|"
                      "chunked_1m\n";
         return 2;
     }
@@ -267,25 +279,31 @@ int main(int argc, char** argv) {
     if (!client.empty()) clients = {client};
     nous::http::MockServer server;
     server.start();
-    std::printf("# in-process mock server, warm-up %.1f s, measurement %.1f s per row; rss_kb = peak RSS of the "
-                "whole process (KiB); alloc_bytes = bytes allocated per iteration (process-wide)\n",
-                warmup, seconds);
-    std::printf("%-13s %-13s %10s %9s %8s %9s %9s %9s %9s %8s %9s %11s\n", "client", "scenario", "ips", "avg_ms", "dev",
-                "median_ms", "p99_ms", "min_ms", "max_ms", "n", "rss_kb", "alloc_bytes");
+    std::printf(
+        "# in-process mock server, warm-up %.1f s, measurement %.1f s per row; rss_kb = peak RSS "
+        "of the "
+        "whole process (KiB); alloc_bytes = bytes allocated per iteration (process-wide)\n",
+        warmup, seconds);
+    std::printf("%-13s %-13s %10s %9s %8s %9s %9s %9s %9s %8s %9s %11s\n", "client", "scenario",
+                "ips", "avg_ms", "dev", "median_ms", "p99_ms", "min_ms", "max_ms", "n", "rss_kb",
+                "alloc_bytes");
     for (const auto& sc : scenarios()) {
         if (!scenario.empty() && scenario != sc.name) continue;
         if (sc.streamed) {
-            // The stream API only: every event decoded. The reference clients have no stream parser.
+            // The stream API only: every event decoded. The reference clients have no stream
+            // parser.
             for (const char* c : {"nous-window", "nous-pull", "ref-raw-events"}) {
                 if (!client.empty() && client != c) continue;
                 Stats st = run(c, sc, server.base_url(), nodelay != 0, warmup, seconds);
                 print_row(c, sc.name, st);
-                std::printf("%-13s %-13s   %.1f MiB/s, %.0f events/s\n", "", "", st.ips() * st.bytes_per_iteration / 1048576.0,
+                std::printf("%-13s %-13s   %.1f MiB/s, %.0f events/s\n", "", "",
+                            st.ips() * st.bytes_per_iteration / 1048576.0,
                             st.ips() * st.events_per_iteration);
             }
             continue;
         }
-        for (const auto& c : clients) print_row(c, sc.name, run(c, sc, server.base_url(), nodelay != 0, warmup, seconds));
+        for (const auto& c : clients)
+            print_row(c, sc.name, run(c, sc, server.base_url(), nodelay != 0, warmup, seconds));
     }
     if (scenario.empty() || scenario == "nagle") {
         // The two Nagle cases of that benchmark: (a) client with TCP_NODELAY off against a normal
@@ -297,9 +315,9 @@ int main(int argc, char** argv) {
         const Scenario& small = scenarios()[0];
         for (const auto& c : clients) {
             print_row(c, "nagle_client", run(c, small, server.base_url(), false, warmup, seconds));
-            print_row(c, "nagle_server", run(c, small, nagle_server.base_url(), true, warmup, seconds));
+            print_row(c, "nagle_server",
+                      run(c, small, nagle_server.base_url(), true, warmup, seconds));
         }
     }
     return 0;
 }
-

@@ -2,7 +2,8 @@
 // user feels, time to first token and total, per backend. Credentials come
 // only from the environment and are never printed:
 //   OPENROUTER_API_KEY, OPENROUTER_MODEL, OPENROUTER_MAX_TOKENS   (https://openrouter.ai/api/v1)
-//   or NOUS_BENCH_BASE_URL, NOUS_BENCH_API_KEY (any OpenAI-compatible server, e.g. nouscli mock-server)
+//   or NOUS_BENCH_BASE_URL, NOUS_BENCH_API_KEY (any OpenAI-compatible server, e.g. nouscli
+//   mock-server)
 // Per backend: a smoke request (abort if it fails), N sequential paced requests,
 // a pause, then B batches of K concurrent requests. p50/p95/min/max/mean over
 // successes; 429s and other errors counted apart. --stream measures time to
@@ -41,9 +42,9 @@ struct Settings {
 struct Sample {
     bool ok = false;
     int status = 0;
-    double ms = 0;      ///< total latency
-    double ttft_ms = 0; ///< streams: first content token
-    int tokens = 0;     ///< streams: content events
+    double ms = 0;       ///< total latency
+    double ttft_ms = 0;  ///< streams: first content token
+    int tokens = 0;      ///< streams: content events
 };
 
 struct Tally {
@@ -56,8 +57,8 @@ struct Tally {
 };
 
 std::string request_body(const Settings& s, bool stream) {
-    return std::string(R"({"model":")") + s.model + R"(","max_tokens":)" + std::to_string(s.max_tokens) +
-           (stream ? R"(,"stream":true)" : "") +
+    return std::string(R"({"model":")") + s.model + R"(","max_tokens":)" +
+           std::to_string(s.max_tokens) + (stream ? R"(,"stream":true)" : "") +
            R"(,"messages":[{"role":"user","content":"Reply with exactly: pong"}]})";
 }
 
@@ -107,8 +108,10 @@ Sample one_stream(const Settings& s, const std::string& stream_backend) {
         auto& choices = (*doc.value())["choices"];
         if (!choices.IsArray() || choices.Empty() || !choices[0].HasMember("delta")) continue;
         auto& delta = choices[0]["delta"];
-        if (delta.HasMember("content") && delta["content"].IsString() && delta["content"].GetStringLength() > 0) {
-            if (out.tokens++ == 0) out.ttft_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        if (delta.HasMember("content") && delta["content"].IsString() &&
+            delta["content"].GetStringLength() > 0) {
+            if (out.tokens++ == 0)
+                out.ttft_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
         }
     }
     out.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -119,7 +122,8 @@ Sample one_stream(const Settings& s, const std::string& stream_backend) {
 
 double pct(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1)];
+    return v[std::min(v.size() - 1,
+                      static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1)];
 }
 
 void report(const std::string& label, const std::vector<Sample>& samples, bool stream) {
@@ -140,16 +144,19 @@ void report(const std::string& label, const std::vector<Sample>& samples, bool s
         }
     }
     if (ms.empty()) {
-        std::printf("%-22s %4zu ok=0 429=%d errors=%d\n", label.c_str(), samples.size(), rate_limited, errors);
+        std::printf("%-22s %4zu ok=0 429=%d errors=%d\n", label.c_str(), samples.size(),
+                    rate_limited, errors);
         return;
     }
     double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-    std::printf("%-22s %4zu %8.1f %8.1f %8.1f %8.1f %8.1f %5d %6d", label.c_str(), ms.size(), pct(ms, 0.5), pct(ms, 0.95),
-                *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), mean, rate_limited,
-                errors);
+    std::printf("%-22s %4zu %8.1f %8.1f %8.1f %8.1f %8.1f %5d %6d", label.c_str(), ms.size(),
+                pct(ms, 0.5), pct(ms, 0.95), *std::min_element(ms.begin(), ms.end()),
+                *std::max_element(ms.begin(), ms.end()), mean, rate_limited, errors);
     if (stream && !ttft.empty())
         std::printf(" %9.1f %9.1f %8.1f", pct(ttft, 0.5), pct(ttft, 0.95),
-                    rate.empty() ? 0.0 : std::accumulate(rate.begin(), rate.end(), 0.0) / static_cast<double>(rate.size()));
+                    rate.empty() ? 0.0
+                                 : std::accumulate(rate.begin(), rate.end(), 0.0) /
+                                       static_cast<double>(rate.size()));
     std::printf("\n");
     std::fflush(stdout);
 }
@@ -164,7 +171,8 @@ int main(int argc, char** argv) {
         s.base_url = "https://openrouter.ai/api/v1";
         s.api_key = key;
         if (const char* m = std::getenv("OPENROUTER_MODEL"); m && *m) s.model = m;
-        if (const char* t = std::getenv("OPENROUTER_MAX_TOKENS"); t && *t) s.max_tokens = std::atoi(t);
+        if (const char* t = std::getenv("OPENROUTER_MAX_TOKENS"); t && *t)
+            s.max_tokens = std::atoi(t);
     }
     if (const char* base = std::getenv("NOUS_BENCH_BASE_URL"); base && *base) {
         s.base_url = base;
@@ -174,46 +182,66 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
         auto v = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string("0"); };
-        if (k == "--gap-s") s.gap_s = std::stod(v());
-        else if (k == "--pause-s") s.pause_s = std::stod(v());
-        else if (k == "--batch-gap-s") s.batch_gap_s = std::stod(v());
-        else if (k == "--sequential") s.sequential = std::stoi(v());
-        else if (k == "--batches") s.batches = std::stoi(v());
-        else if (k == "--batch-size") s.batch_size = std::stoi(v());
-        else if (k == "--timeout-s") s.timeout_s = std::stod(v());
-        else if (k == "--model") s.model = v();
-        else if (k == "--stream") s.stream = true;
+        if (k == "--gap-s")
+            s.gap_s = std::stod(v());
+        else if (k == "--pause-s")
+            s.pause_s = std::stod(v());
+        else if (k == "--batch-gap-s")
+            s.batch_gap_s = std::stod(v());
+        else if (k == "--sequential")
+            s.sequential = std::stoi(v());
+        else if (k == "--batches")
+            s.batches = std::stoi(v());
+        else if (k == "--batch-size")
+            s.batch_size = std::stoi(v());
+        else if (k == "--timeout-s")
+            s.timeout_s = std::stod(v());
+        else if (k == "--model")
+            s.model = v();
+        else if (k == "--stream")
+            s.stream = true;
         else {
-            std::fprintf(stderr, "usage: http_backend_real [--stream] [--gap-s 4] [--pause-s 20] [--batch-gap-s 15] "
-                                 "[--sequential 10] [--batches 3] [--batch-size 5] [--timeout-s 120] [--model M]\n");
+            std::fprintf(
+                stderr,
+                "usage: http_backend_real [--stream] [--gap-s 4] [--pause-s 20] [--batch-gap-s 15] "
+                "[--sequential 10] [--batches 3] [--batch-size 5] [--timeout-s 120] [--model M]\n");
             return 2;
         }
     }
     if (s.base_url.empty()) {
-        std::fprintf(stderr, "http_backend_real: set OPENROUTER_API_KEY, or NOUS_BENCH_BASE_URL (and NOUS_BENCH_API_KEY)\n");
+        std::fprintf(stderr,
+                     "http_backend_real: set OPENROUTER_API_KEY, or NOUS_BENCH_BASE_URL (and "
+                     "NOUS_BENCH_API_KEY)\n");
         return 2;
     }
     // The endpoint without its query (a key may hide there); never the key itself.
     std::string shown = s.base_url.substr(0, s.base_url.find('?'));
-    std::printf("# endpoint %s, model %s, max_tokens %d, api key %s; %s\n", shown.c_str(), s.model.c_str(), s.max_tokens,
-                s.api_key.empty() ? "none" : "set (not shown)", s.stream ? "streaming" : "non-streaming");
-    std::printf("# %d sequential %.1f s apart, pause %.1f s, %d batches of %d concurrent %.1f s apart; ms\n", s.sequential,
-                s.gap_s, s.pause_s, s.batches, s.batch_size, s.batch_gap_s);
+    std::printf("# endpoint %s, model %s, max_tokens %d, api key %s; %s\n", shown.c_str(),
+                s.model.c_str(), s.max_tokens, s.api_key.empty() ? "none" : "set (not shown)",
+                s.stream ? "streaming" : "non-streaming");
+    std::printf(
+        "# %d sequential %.1f s apart, pause %.1f s, %d batches of %d concurrent %.1f s apart; "
+        "ms\n",
+        s.sequential, s.gap_s, s.pause_s, s.batches, s.batch_size, s.batch_gap_s);
 
-    std::vector<std::string> backends = s.stream ? std::vector<std::string>{"window", "pull"} : backend_names();
+    std::vector<std::string> backends =
+        s.stream ? std::vector<std::string>{"window", "pull"} : backend_names();
     if (!s.stream)
-        backends.erase(std::remove_if(backends.begin(), backends.end(), [](auto& b) { return b != "pooled" && b != "curl"; }),
+        backends.erase(std::remove_if(backends.begin(), backends.end(),
+                                      [](auto& b) { return b != "pooled" && b != "curl"; }),
                        backends.end());
     auto one = [&](const std::string& b) { return s.stream ? one_stream(s, b) : one_post(s, b); };
     for (const auto& b : backends) {
         Sample smoke = one(b);
         if (!smoke.ok) {
-            std::fprintf(stderr, "smoke request failed for %s (status %d): aborting\n", b.c_str(), smoke.status);
+            std::fprintf(stderr, "smoke request failed for %s (status %d): aborting\n", b.c_str(),
+                         smoke.status);
             return 1;
         }
     }
-    std::printf("%-22s %4s %8s %8s %8s %8s %8s %5s %6s%s\n", "backend/phase", "ok", "p50", "p95", "min", "max", "mean",
-                "429", "errors", s.stream ? "  ttft_p50  ttft_p95  tok/s" : "");
+    std::printf("%-22s %4s %8s %8s %8s %8s %8s %5s %6s%s\n", "backend/phase", "ok", "p50", "p95",
+                "min", "max", "mean", "429", "errors",
+                s.stream ? "  ttft_p50  ttft_p95  tok/s" : "");
     for (const auto& b : backends) {
         Tally sequential, concurrent;
         for (int i = 0; i < s.sequential; ++i) {
@@ -224,7 +252,8 @@ int main(int argc, char** argv) {
         for (int batch = 0; batch < s.batches; ++batch) {
             if (batch) sleep_s(s.batch_gap_s);
             std::vector<std::thread> threads;
-            for (int k = 0; k < s.batch_size; ++k) threads.emplace_back([&] { concurrent.add(one(b)); });
+            for (int k = 0; k < s.batch_size; ++k)
+                threads.emplace_back([&] { concurrent.add(one(b)); });
             for (auto& t : threads) t.join();
         }
         report(b + " sequential", sequential.samples, s.stream);

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "nous/http/client.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/mock/mock_server.hpp"
 
 namespace po = boost::program_options;
 using namespace nous::http;
@@ -61,8 +61,8 @@ struct Totals {
 
 /// One stream, ended at a random point: dropped before the first item, cancelled
 /// or dropped after k events, or read to its end.
-void one_stream(const std::string& url, const std::string& body, const Options& options, std::mt19937_64& rng,
-                Totals& totals) {
+void one_stream(const std::string& url, const std::string& body, const Options& options,
+                std::mt19937_64& rng, Totals& totals) {
     const int how = static_cast<int>(rng() % 4);
     const int after = static_cast<int>(rng() % 8);
     Stream s = stream(url, body, {}, options);
@@ -80,7 +80,7 @@ void one_stream(const std::string& url, const std::string& body, const Options& 
         if (++events == after && how != 3) {
             if (how == 1) s.cancel();  // cancelled: the next item is `cancelled`
             ++totals.cancelled;
-            if (how == 2) return;      // dropped mid-stream
+            if (how == 2) return;  // dropped mid-stream
         }
     }
 }
@@ -88,13 +88,17 @@ void one_stream(const std::string& url, const std::string& body, const Options& 
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string url_base, post_path = "/small", stream_path = "/v1/chat/completions", stream_backend;
+    std::string url_base, post_path = "/small", stream_path = "/v1/chat/completions",
+                          stream_backend;
     std::uint64_t posts = 10000, streams = 1000, seed = 42;
     int threads = 2, concurrent = 0, tokens_per_second = 0;
     po::options_description desc("soak");
-    desc.add_options()("help,h", "help")("url-base", po::value(&url_base), "server (default: in-process mock)")(
-        "posts", po::value(&posts), "small posts in total")("streams", po::value(&streams), "streams in total")(
-        "threads", po::value(&threads), "worker threads")("seed", po::value(&seed), "randomness of the end points")(
+    desc.add_options()("help,h", "help")("url-base", po::value(&url_base),
+                                         "server (default: in-process mock)")(
+        "posts", po::value(&posts), "small posts in total")("streams", po::value(&streams),
+                                                            "streams in total")(
+        "threads", po::value(&threads), "worker threads")("seed", po::value(&seed),
+                                                          "randomness of the end points")(
         "post-path", po::value(&post_path), "path of the small post")(
         "stream-path", po::value(&stream_path), "path of the stream")(
         "concurrent", po::value(&concurrent), "N streams held open at once (first event each)")(
@@ -132,17 +136,22 @@ int main(int argc, char** argv) {
         std::vector<Stream> open;
         open.reserve(static_cast<std::size_t>(concurrent));
         int firsts = 0, failures = 0;
-        for (int i = 0; i < concurrent; ++i) open.push_back(stream(url_base + stream_path, stream_body, {}, options));
+        for (int i = 0; i < concurrent; ++i)
+            open.push_back(stream(url_base + stream_path, stream_body, {}, options));
         for (auto& s : open) {
             auto item = s.next();
-            if (item && item->is_event()) ++firsts;
-            else ++failures;
+            if (item && item->is_event())
+                ++firsts;
+            else
+                ++failures;
         }
         const long rss_open = status_field("VmRSS");
-        std::printf("{\"concurrent\":%d,\"first_events\":%d,\"failures\":%d,\"rss_kb_before\":%ld,\"rss_kb_open\":%ld,"
-                    "\"rss_kb_per_stream\":%.1f,\"threads_open\":%ld}\n",
-                    concurrent, firsts, failures, rss_before, rss_open,
-                    static_cast<double>(rss_open - rss_before) / concurrent, status_field("Threads"));
+        std::printf(
+            "{\"concurrent\":%d,\"first_events\":%d,\"failures\":%d,\"rss_kb_before\":%ld,\"rss_kb_"
+            "open\":%ld,"
+            "\"rss_kb_per_stream\":%.1f,\"threads_open\":%ld}\n",
+            concurrent, firsts, failures, rss_before, rss_open,
+            static_cast<double>(rss_open - rss_before) / concurrent, status_field("Threads"));
         return firsts == concurrent ? 0 : 1;
     }
 
@@ -150,7 +159,8 @@ int main(int argc, char** argv) {
     auto worker = [&](int index, std::uint64_t my_posts, std::uint64_t my_streams) {
         std::mt19937_64 rng(seed + static_cast<std::uint64_t>(index));
         // Interleave: a stream every posts/streams posts.
-        const std::uint64_t every = my_streams ? std::max<std::uint64_t>(1, my_posts / my_streams) : 0;
+        const std::uint64_t every =
+            my_streams ? std::max<std::uint64_t>(1, my_posts / my_streams) : 0;
         std::uint64_t streams_done = 0;
         for (std::uint64_t i = 0; i < my_posts || streams_done < my_streams; ++i) {
             if (i < my_posts) {
@@ -182,15 +192,19 @@ int main(int argc, char** argv) {
     const long fds_start = open_fds();
     const auto started = std::chrono::steady_clock::now();
     run(posts, streams);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     // Streams' reader threads finish as their handles drop; give the joins a moment.
-    for (int i = 0; i < 100 && live_streams() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::printf("{\"posts\":%llu,\"streams\":%llu,\"cancelled\":%llu,\"errors\":%llu,\"rss_kb_start\":%ld,"
-                "\"rss_kb_end\":%ld,\"fds_start\":%ld,\"fds_end\":%ld,\"threads_end\":%ld,\"seconds\":%.1f}\n",
-                static_cast<unsigned long long>(totals.posts.load()),
-                static_cast<unsigned long long>(totals.streams.load()),
-                static_cast<unsigned long long>(totals.cancelled.load()),
-                static_cast<unsigned long long>(totals.errors.load()), rss_start, status_field("VmRSS"), fds_start,
-                open_fds(), status_field("Threads"), seconds);
+    for (int i = 0; i < 100 && live_streams() != 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::printf(
+        "{\"posts\":%llu,\"streams\":%llu,\"cancelled\":%llu,\"errors\":%llu,\"rss_kb_start\":%ld,"
+        "\"rss_kb_end\":%ld,\"fds_start\":%ld,\"fds_end\":%ld,\"threads_end\":%ld,\"seconds\":%.1f}"
+        "\n",
+        static_cast<unsigned long long>(totals.posts.load()),
+        static_cast<unsigned long long>(totals.streams.load()),
+        static_cast<unsigned long long>(totals.cancelled.load()),
+        static_cast<unsigned long long>(totals.errors.load()), rss_start, status_field("VmRSS"),
+        fds_start, open_fds(), status_field("Threads"), seconds);
     return totals.errors.load() == 0 ? 0 : 1;
 }

@@ -21,14 +21,13 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
 
 struct Row {
     std::string backend, consumer;
@@ -57,7 +56,8 @@ Row run(const std::string& url, const std::string& label, Options o, double slow
         ++events;
         if (slow_mib_s > 0 && events % 256 == 0) {
             // Pace the consumer: it may not be ahead of bytes / rate.
-            auto due = start + std::chrono::duration<double>(static_cast<double>(bytes) / (slow_mib_s * 1048576.0));
+            auto due = start + std::chrono::duration<double>(static_cast<double>(bytes) /
+                                                             (slow_mib_s * 1048576.0));
             std::this_thread::sleep_until(due);
         }
     }
@@ -67,8 +67,14 @@ Row run(const std::string& url, const std::string& label, Options o, double slow
     }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     auto st = s.stats();
-    return Row{label, slow_mib_s > 0 ? "slow" : "fast", secs, static_cast<double>(st.bytes) / 1048576.0 / secs,
-               static_cast<double>(events) / secs, nous::bench::peak_rss_kb(), st.parks, st.peak_inflight_bytes};
+    return Row{label,
+               slow_mib_s > 0 ? "slow" : "fast",
+               secs,
+               static_cast<double>(st.bytes) / 1048576.0 / secs,
+               static_cast<double>(events) / secs,
+               nous::bench::peak_rss_kb(),
+               st.parks,
+               st.peak_inflight_bytes};
 }
 
 struct Blackhole {
@@ -107,7 +113,8 @@ void destroy_latency(const std::string& state, const std::function<Stream()>& ma
     }
     std::sort(ms.begin(), ms.end());
     std::printf("%-12s %8d %10.3f %10.3f %10.3f\n", state.c_str(), n, ms[ms.size() / 2],
-                ms[std::min(ms.size() - 1, static_cast<std::size_t>(0.99 * static_cast<double>(ms.size())))],
+                ms[std::min(ms.size() - 1,
+                            static_cast<std::size_t>(0.99 * static_cast<double>(ms.size())))],
                 ms.back());
 }
 
@@ -121,15 +128,23 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string k = argv[i];
         auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (k == "--mib") mib = std::stoull(value());
-        else if (k == "--slow-mib-s") slow = std::stod(value());
-        else if (k == "--backend") only_backend = value();    // one row per process: RSS is not
-        else if (k == "--consumer") only_consumer = value();  // polluted by an earlier run
-        else if (k == "--no-destroy") destroy = false;
-        else if (k == "--no-header") header = false;
+        if (k == "--mib")
+            mib = std::stoull(value());
+        else if (k == "--slow-mib-s")
+            slow = std::stod(value());
+        else if (k == "--backend")
+            only_backend = value();  // one row per process: RSS is not
+        else if (k == "--consumer")
+            only_consumer = value();  // polluted by an earlier run
+        else if (k == "--no-destroy")
+            destroy = false;
+        else if (k == "--no-header")
+            header = false;
         else {
-            std::fprintf(stderr, "usage: stream_backpressure [--mib N] [--slow-mib-s R] [--backend window|pull|"
-                                 "window-unbounded] [--consumer fast|slow] [--no-destroy] [--no-header]\n");
+            std::fprintf(
+                stderr,
+                "usage: stream_backpressure [--mib N] [--slow-mib-s R] [--backend window|pull|"
+                "window-unbounded] [--consumer fast|slow] [--no-destroy] [--no-header]\n");
             return 2;
         }
     }
@@ -140,11 +155,14 @@ int main(int argc, char** argv) {
     const std::string url = server.base_url() + "/sse100m";
 
     if (header) {
-        std::printf("# %llu MiB of OpenAI-style SSE chunks from the in-process mock server; slow consumer paced at "
-                    "%.0f MiB/s\n# peak_rss = VmHWM of the whole process (server included), reset before the run\n",
-                    static_cast<unsigned long long>(mib), slow);
-        std::printf("%-16s %-8s %8s %9s %11s %12s %8s %14s\n", "backend", "consumer", "seconds", "MiB/s", "events/s",
-                    "peak_rss_kb", "parks", "peak_inflight");
+        std::printf(
+            "# %llu MiB of OpenAI-style SSE chunks from the in-process mock server; slow consumer "
+            "paced at "
+            "%.0f MiB/s\n# peak_rss = VmHWM of the whole process (server included), reset before "
+            "the run\n",
+            static_cast<unsigned long long>(mib), slow);
+        std::printf("%-16s %-8s %8s %9s %11s %12s %8s %14s\n", "backend", "consumer", "seconds",
+                    "MiB/s", "events/s", "peak_rss_kb", "parks", "peak_inflight");
     }
     Options window;
     Options pull;
@@ -158,9 +176,9 @@ int main(int argc, char** argv) {
                  {"window", window}, {"pull", pull}, {"window-unbounded", unbounded}}) {
             if (!only_backend.empty() && only_backend != label) continue;
             Row r = run(url, label, o, rate);
-            std::printf("%-16s %-8s %8.2f %9.1f %11.0f %12ld %8llu %14zu\n", r.backend.c_str(), r.consumer.c_str(),
-                        r.seconds, r.mib_s, r.events_s, r.peak_rss_kb, static_cast<unsigned long long>(r.parks),
-                        r.peak_inflight);
+            std::printf("%-16s %-8s %8.2f %9.1f %11.0f %12ld %8llu %14zu\n", r.backend.c_str(),
+                        r.consumer.c_str(), r.seconds, r.mib_s, r.events_s, r.peak_rss_kb,
+                        static_cast<unsigned long long>(r.parks), r.peak_inflight);
             std::fflush(stdout);
         }
     }
@@ -169,28 +187,37 @@ int main(int argc, char** argv) {
     std::printf("\n# destroying a stream handle (window backend), milliseconds\n");
     std::printf("%-12s %8s %10s %10s %10s\n", "state", "n", "p50_ms", "p99_ms", "max_ms");
     Blackhole blackhole;
-    destroy_latency("connecting", [&] {
-        Options o;
-        o.connect_timeout = std::chrono::seconds(60);
-        return stream("http://127.0.0.1:" + std::to_string(blackhole.port) + "/", "{}", {}, o);
-    }, 50);
+    destroy_latency(
+        "connecting",
+        [&] {
+            Options o;
+            o.connect_timeout = std::chrono::seconds(60);
+            return stream("http://127.0.0.1:" + std::to_string(blackhole.port) + "/", "{}", {}, o);
+        },
+        50);
     MockServerOptions slow_server;
     slow_server.first_token_latency = std::chrono::seconds(60);
     MockServer stalling(slow_server);
     stalling.start();
-    destroy_latency("reading", [&] {
-        Stream s = stream(stalling.base_url() + "/v1/chat/completions", R"({"stream":true})");
-        // Wait for the head so the reader is blocked in a body read.
-        while (s.stats().status == 0) std::this_thread::yield();
-        return s;
-    }, 50);
-    destroy_latency("parked", [&] {
-        Options o;
-        o.window_high_bytes = 1 << 20;
-        o.window_low_bytes = 256 << 10;
-        Stream s = stream(url, "{}", {}, o);
-        while (s.stats().parks == 0) std::this_thread::yield();
-        return s;
-    }, 50);
+    destroy_latency(
+        "reading",
+        [&] {
+            Stream s = stream(stalling.base_url() + "/v1/chat/completions", R"({"stream":true})");
+            // Wait for the head so the reader is blocked in a body read.
+            while (s.stats().status == 0) std::this_thread::yield();
+            return s;
+        },
+        50);
+    destroy_latency(
+        "parked",
+        [&] {
+            Options o;
+            o.window_high_bytes = 1 << 20;
+            o.window_low_bytes = 256 << 10;
+            Stream s = stream(url, "{}", {}, o);
+            while (s.stats().parks == 0) std::this_thread::yield();
+            return s;
+        },
+        50);
     return 0;
 }

@@ -1,13 +1,13 @@
 // One allocation for a Content-Length body: socket reads land straight in a
 // buffer reserved from Content-Length (counted with a replaced operator new).
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <new>
 
-#include "nous/http/client.hpp"
 #include "fault_server.hpp"
+#include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
 
 namespace {
@@ -46,7 +46,8 @@ TEST_CASE("a 1 MiB chunked body grows geometrically, not per chunk") {
     using namespace nous::http;
     // 1 MiB in 1 KiB chunks: per-chunk growth would reallocate ~1000 times.
     std::string response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-    for (int i = 0; i < 1024; ++i) response += "400\r\n" + std::string(1024, static_cast<char>('a' + i % 26)) + "\r\n";
+    for (int i = 0; i < 1024; ++i)
+        response += "400\r\n" + std::string(1024, static_cast<char>('a' + i % 26)) + "\r\n";
     response += "0\r\n\r\n";
     nous::test::FaultServer chunked([&](nous::test::Peer& peer, std::uint64_t) {
         while (peer.read_request()) peer.send(response);

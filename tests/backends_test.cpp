@@ -1,17 +1,17 @@
 // The resolution chain, mirroring the Nous resolution suite.
 
-#include <catch2/catch.hpp>
-#include <atomic>
-#include <cstdlib>
-#include <mutex>
 #include <arpa/inet.h>
-#include <csignal>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fault_server.hpp"
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <mutex>
 
+#include "fault_server.hpp"
 #include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
@@ -23,7 +23,7 @@ namespace {
 
 /// Answers without any HTTP: the body names the backend.
 class NamedBackend : public Backend {
-public:
+  public:
     explicit NamedBackend(std::string name) : name_(std::move(name)) {}
     Result<Response> post(const Request&, const Options&) override {
         Response r;
@@ -32,7 +32,7 @@ public:
         return r;
     }
 
-private:
+  private:
     std::string name_;
 };
 
@@ -146,7 +146,9 @@ TEST_CASE("an unknown name in config falls back to the default") {
 }
 
 #ifndef NOUS_HAVE_CURL
-TEST_CASE("a backend that is not compiled in falls back (per call, env, config) and the request succeeds") {
+TEST_CASE(
+    "a backend that is not compiled in falls back (per call, env, config) and the request "
+    "succeeds") {
     MockServer server;
     server.start();
     register_named("test.fallback");
@@ -182,7 +184,7 @@ namespace {
 /// to a peer that reset the connection (a SIGPIPE without a guard), and sees
 /// the headers the library adds.
 class RawWriteBackend : public Backend {
-public:
+  public:
     Result<Response> post(const Request& request, const Options&) override {
         for (const auto& [k, v] : *request.headers)
             if (k == "Idempotency-Key") saw_key = true;
@@ -209,7 +211,9 @@ public:
 
 }  // namespace
 
-TEST_CASE("SIGPIPE never kills the process, whichever backend writes to a peer that reset (pooled, curl, custom)") {
+TEST_CASE(
+    "SIGPIPE never kills the process, whichever backend writes to a peer that reset (pooled, curl, "
+    "custom)") {
     register_backend("test.rawwrite", [] { return std::make_shared<RawWriteBackend>(); });
     std::vector<std::string> backends{"pooled", "test.rawwrite"};
     for (const auto& n : backend_names())

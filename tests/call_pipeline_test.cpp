@@ -32,8 +32,9 @@ std::string chunked_ok(const std::string& body) {
 struct MemoryPools {
     explicit MemoryPools(std::shared_ptr<MemoryOrigin> origin) {
         detail::reset_pools_for_tests();
-        detail::set_connector_factory_for_tests(
-            [origin](const detail::ConnectionKey&) { return std::make_unique<MemoryConnector>(origin); });
+        detail::set_connector_factory_for_tests([origin](const detail::ConnectionKey&) {
+            return std::make_unique<MemoryConnector>(origin);
+        });
     }
     ~MemoryPools() {
         detail::set_connector_factory_for_tests(nullptr);
@@ -58,7 +59,8 @@ Options quick() {
 
 TEST_CASE("the exchange reads a chunked response fed one byte per read over the seam") {
     auto origin = std::make_shared<MemoryOrigin>();
-    const std::string body = R"({"id":"chatcmpl-1","choices":[{"message":{"content":"hello there"}}]})";
+    const std::string body =
+        R"({"id":"chatcmpl-1","choices":[{"message":{"content":"hello there"}}]})";
     origin->response = chunked_ok(body);
     origin->max_read = 1;
     MemoryTransport transport(origin);
@@ -90,7 +92,9 @@ TEST_CASE("post() runs over the in-memory transport, and keep-alive reuses it") 
     CHECK(origin->connects == 1);
 }
 
-TEST_CASE("fail-at-N over the seam: every step's failure is a typed error, no slot leaks, the next call works") {
+TEST_CASE(
+    "fail-at-N over the seam: every step's failure is a typed error, no slot leaks, the next call "
+    "works") {
     for (Fault fault : {Fault::error, Fault::short_write, Fault::eof, Fault::reset, Fault::stall}) {
         for (std::size_t fragment : {std::size_t(1), std::size_t(1 << 20)}) {
             auto origin = std::make_shared<MemoryOrigin>();
@@ -110,9 +114,9 @@ TEST_CASE("fail-at-N over the seam: every step's failure is a typed error, no sl
                 } else {
                     const auto code = r.error().code;
                     CAPTURE(r.error().message);
-                    CHECK((code == ErrorCode::connect_failed || code == ErrorCode::connection_closed ||
-                           code == ErrorCode::truncated || code == ErrorCode::timeout_read ||
-                           code == ErrorCode::timeout_connect));
+                    CHECK((code == ErrorCode::connect_failed ||
+                           code == ErrorCode::connection_closed || code == ErrorCode::truncated ||
+                           code == ErrorCode::timeout_read || code == ErrorCode::timeout_connect));
                 }
                 // No leased slot left behind: only idle connections remain open.
                 origin->fault = Fault::none;
@@ -127,7 +131,9 @@ TEST_CASE("fail-at-N over the seam: every step's failure is a typed error, no sl
     }
 }
 
-TEST_CASE("fail-at-N over the seam for streams: window and pull end in done or one typed error, and leak nothing") {
+TEST_CASE(
+    "fail-at-N over the seam for streams: window and pull end in done or one typed error, and leak "
+    "nothing") {
     const std::string backend = GENERATE("window", "pull");
     for (Fault fault : {Fault::error, Fault::short_write, Fault::eof, Fault::reset, Fault::stall}) {
         auto origin = std::make_shared<MemoryOrigin>();

@@ -21,20 +21,24 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::string kBody = std::string(3000, 'b') + "end";
-const std::string kEvents = "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\ndata: line1\ndata: line2\n\ndata: [DONE]\n\n";
+const std::string kEvents =
+    "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\ndata: line1\ndata: line2\n\ndata: [DONE]\n\n";
 
 /// Answers /post with kBody (Content-Length) and /stream with kEvents (chunked SSE).
 FaultServer origin_server() {
-    return FaultServer([](Peer& peer, std::uint64_t) {
-        std::string head;
-        while (peer.read_request(&head)) {
-            if (head.rfind("POST /stream", 0) == 0) {
-                peer.send(kSseHead + chunk(kEvents.substr(0, 11)) + chunk(kEvents.substr(11)) + "0\r\n\r\n");
-            } else {
-                peer.send(ok_response(kBody));
+    return FaultServer(
+        [](Peer& peer, std::uint64_t) {
+            std::string head;
+            while (peer.read_request(&head)) {
+                if (head.rfind("POST /stream", 0) == 0) {
+                    peer.send(kSseHead + chunk(kEvents.substr(0, 11)) + chunk(kEvents.substr(11)) +
+                              "0\r\n\r\n");
+                } else {
+                    peer.send(ok_response(kBody));
+                }
             }
-        }
-    }, 64);
+        },
+        64);
 }
 
 Options quick() {
@@ -47,17 +51,17 @@ Options quick() {
 
 bool is_typed_failure(ErrorCode code) {
     return code == ErrorCode::connect_failed || code == ErrorCode::connection_closed ||
-           code == ErrorCode::truncated || code == ErrorCode::tls_failed || code == ErrorCode::timeout_read ||
-           code == ErrorCode::timeout_connect || code == ErrorCode::protocol;
+           code == ErrorCode::truncated || code == ErrorCode::tls_failed ||
+           code == ErrorCode::timeout_read || code == ErrorCode::timeout_connect ||
+           code == ErrorCode::protocol;
 }
-
 
 }  // namespace
 
 TEST_CASE("the post and stream contracts hold through 1-byte writes and delays") {
     auto origin = origin_server();
-    for (ChaosSettings settings : {ChaosSettings{1, 0ms, 0, 0}, ChaosSettings{7, 1ms, 0, 0},
-                                   ChaosSettings{0, 2ms, 0, 0}}) {
+    for (ChaosSettings settings :
+         {ChaosSettings{1, 0ms, 0, 0}, ChaosSettings{7, 1ms, 0, 0}, ChaosSettings{0, 2ms, 0, 0}}) {
         CAPTURE(settings.split, settings.delay.count());
         ChaosProxy chaos(origin.port(), settings);
         auto r = post(chaos.url("http://127.0.0.1", "/post"), "{}", {}, quick());
@@ -78,7 +82,9 @@ TEST_CASE("the post and stream contracts hold through 1-byte writes and delays")
     }
 }
 
-TEST_CASE("a reset at every byte K of a post and a stream: a typed error, nothing leaked, the next call works") {
+TEST_CASE(
+    "a reset at every byte K of a post and a stream: a typed error, nothing leaked, the next call "
+    "works") {
     auto origin = origin_server();
     for (const std::string path : {"/post", "/stream"}) {
         bool succeeded = false;
@@ -111,7 +117,8 @@ TEST_CASE("a reset at every byte K of a post and a stream: a typed error, nothin
             CHECK(live_streams() == 0);
             pool_clear();
             // The next call, straight to the origin, works.
-            auto next = post("http://127.0.0.1:" + std::to_string(origin.port()) + "/post", "{}", {}, quick());
+            auto next = post("http://127.0.0.1:" + std::to_string(origin.port()) + "/post", "{}",
+                             {}, quick());
             REQUIRE(next.ok());
         }
         CHECK(succeeded);
@@ -137,7 +144,9 @@ TEST_CASE("a stall at byte K ends in timeout_read within the idle timeout") {
     }
 }
 
-TEST_CASE("fail-at-K over a TLS connect: every handshake byte cut gives a typed error, and the next call works") {
+TEST_CASE(
+    "fail-at-K over a TLS connect: every handshake byte cut gives a typed error, and the next call "
+    "works") {
     const auto& pki = test_pki();
     TlsServer origin(pki.localhost_cert, pki.localhost_key);
     Options o = quick();
@@ -162,7 +171,9 @@ TEST_CASE("fail-at-K over a TLS connect: every handshake byte cut gives a typed 
     CHECK(succeeded);
 }
 
-TEST_CASE("TLS records split into 1-byte and 7-byte writes: every handshake and response record is reassembled") {
+TEST_CASE(
+    "TLS records split into 1-byte and 7-byte writes: every handshake and response record is "
+    "reassembled") {
     // Our BIO reads ahead: each recv may end anywhere inside a record, and a
     // record may take many recvs to complete.
     const auto& pki = test_pki();
@@ -183,7 +194,8 @@ TEST_CASE("TLS records split into 1-byte and 7-byte writes: every handshake and 
     pool_clear();
 }
 
-TEST_CASE("fail-at-K over a proxy CONNECT: every byte cut gives a typed error, and the next call works") {
+TEST_CASE(
+    "fail-at-K over a proxy CONNECT: every byte cut gives a typed error, and the next call works") {
     const auto& pki = test_pki();
     TlsServer origin(pki.localhost_cert, pki.localhost_key);
     ProxyServer proxy;

@@ -1,12 +1,12 @@
 // nouscli end to end: the exact interface and exit codes of docs/design/nouscli.md.
 
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 
 #include <atomic>
-#include <mutex>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "fault_server.hpp"
@@ -40,7 +40,8 @@ std::string slurp(const std::string& path) {
 /// Runs nouscli with `args` (each quoted), optional stdin text, through /bin/sh.
 Run nouscli(const std::vector<std::string>& args, const std::string& stdin_text = "") {
     static std::atomic<int> counter{0};
-    std::string base = "/tmp/nouscli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    std::string base =
+        "/tmp/nouscli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     std::string cmd = quote(NOUSCLI_PATH);
     for (auto& a : args) cmd += " " + quote(a);
     std::ofstream(base + ".in") << stdin_text;
@@ -66,7 +67,8 @@ TEST_CASE("nouscli post prints the body byte-exact and exits 0") {
     CHECK(r.out == MockServer::large_body());
 }
 
-TEST_CASE("nouscli -d @FILE and @- read the body, Content-Type defaults to JSON and -H replaces it") {
+TEST_CASE(
+    "nouscli -d @FILE and @- read the body, Content-Type defaults to JSON and -H replaces it") {
     MockServer server;
     server.start();
     std::string path = "/tmp/nouscli-body-" + std::to_string(::getpid());
@@ -74,15 +76,20 @@ TEST_CASE("nouscli -d @FILE and @- read the body, Content-Type defaults to JSON 
     auto a = nouscli({"post", server.base_url() + "/echo", "-d", "@" + path});
     CHECK(a.code == 0);
     CHECK(a.out == R"({"from":"file"})");
-    CHECK(server.last_request().header("content-type") == std::optional<std::string>("application/json"));
-    auto b = nouscli({"post", server.base_url() + "/echo", "-d", "@-", "-H", "Content-Type: text/plain"}, "from stdin");
+    CHECK(server.last_request().header("content-type") ==
+          std::optional<std::string>("application/json"));
+    auto b =
+        nouscli({"post", server.base_url() + "/echo", "-d", "@-", "-H", "Content-Type: text/plain"},
+                "from stdin");
     CHECK(b.code == 0);
     CHECK(b.out == "from stdin");
     CHECK(server.last_request().header("content-type") == std::optional<std::string>("text/plain"));
     std::remove(path.c_str());
 }
 
-TEST_CASE("regression: nouscli -d @DIR aborted with exit 134, any @FILE read error exits 2 and says why") {
+TEST_CASE(
+    "regression: nouscli -d @DIR aborted with exit 134, any @FILE read error exits 2 and says "
+    "why") {
     MockServer server;
     server.start();
     for (const std::string arg : {"@/tmp", "@/nonexistent/nouscli-body", "@/proc/self/mem"}) {
@@ -97,7 +104,9 @@ TEST_CASE("regression: nouscli -d @DIR aborted with exit 134, any @FILE read err
 TEST_CASE("nouscli -v redacts api_key, access_token and the other credential query parameters") {
     MockServer server;
     server.start();
-    auto r = nouscli({"post", server.base_url() + "/small?api_key=S1&access_token=S2&Signature=S3&alt=sse", "-v"});
+    auto r = nouscli({"post",
+                      server.base_url() + "/small?api_key=S1&access_token=S2&Signature=S3&alt=sse",
+                      "-v"});
     CHECK(r.code == 0);
     CHECK(r.err.find("api_key=[REDACTED]") != std::string::npos);
     CHECK(r.err.find("alt=sse") != std::string::npos);
@@ -155,8 +164,9 @@ TEST_CASE("nouscli: a bad header or URL exits 2 before any connection is opened"
 TEST_CASE("nouscli -v shows timings and headers, with secrets redacted") {
     MockServer server;
     server.start();
-    auto r = nouscli({"post", server.base_url() + "/small?key=URLSECRET", "-v", "-H", "Authorization: Bearer sk-SECRET",
-                      "-H", "x-goog-api-key: GSECRET", "-H", "X-Trace: visible-value"});
+    auto r = nouscli({"post", server.base_url() + "/small?key=URLSECRET", "-v", "-H",
+                      "Authorization: Bearer sk-SECRET", "-H", "x-goog-api-key: GSECRET", "-H",
+                      "X-Trace: visible-value"});
     CHECK(r.code == 0);
     CHECK(r.err.find("Authorization: [REDACTED]") != std::string::npos);
     CHECK(r.err.find("x-goog-api-key: [REDACTED]") != std::string::npos);
@@ -167,7 +177,8 @@ TEST_CASE("nouscli -v shows timings and headers, with secrets redacted") {
     CHECK(r.err.find("HTTP/1.1 200") != std::string::npos);
 }
 
-TEST_CASE("nouscli -i prints the status line and headers to stderr and -o writes the body to a file") {
+TEST_CASE(
+    "nouscli -i prints the status line and headers to stderr and -o writes the body to a file") {
     MockServer server;
     server.start();
     std::string path = "/tmp/nouscli-out-" + std::to_string(::getpid());
@@ -182,16 +193,19 @@ TEST_CASE("nouscli -i prints the status line and headers to stderr and -o writes
 TEST_CASE("nouscli: a closed stdout exits 0 quietly") {
     MockServer server;
     server.start();
-    std::string cmd = "bash -c " + quote("set -o pipefail; " + quote(NOUSCLI_PATH) + " post " + server.base_url() +
-                                         "/large | head -c 10 > /dev/null");
+    std::string cmd = "bash -c " + quote("set -o pipefail; " + quote(NOUSCLI_PATH) + " post " +
+                                         server.base_url() + "/large | head -c 10 > /dev/null");
     int status = std::system(cmd.c_str());
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
 }
 
 namespace {
-const std::string kEvents = "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n" "data: line1\ndata: line2\n\n"
-                            "id\ndata: \"q\"\n\n" "data: [DONE]\n\n";
+const std::string kEvents =
+    "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n"
+    "data: line1\ndata: line2\n\n"
+    "id\ndata: \"q\"\n\n"
+    "data: [DONE]\n\n";
 
 /// Sends kEvents in pieces, then keeps the connection open (or cuts it).
 FaultServer sse_server(bool cut_early = false) {
@@ -219,19 +233,22 @@ TEST_CASE("nouscli --stream --format jsonl: event name, decoded data, the last e
     auto server = sse_server();
     auto r = nouscli({"post", server.url(), "--stream", "--format", "jsonl"});
     CHECK(r.code == 0);
-    CHECK(r.out == "{\"event\":\"delta\",\"data\":\"{\\\"t\\\":\\\"a\\\"}\",\"id\":\"7\"}\n"
-                   "{\"event\":\"message\",\"data\":\"line1\\nline2\",\"id\":\"7\"}\n"
-                   "{\"event\":\"message\",\"data\":\"\\\"q\\\"\",\"id\":\"\"}\n");
+    CHECK(r.out ==
+          "{\"event\":\"delta\",\"data\":\"{\\\"t\\\":\\\"a\\\"}\",\"id\":\"7\"}\n"
+          "{\"event\":\"message\",\"data\":\"line1\\nline2\",\"id\":\"7\"}\n"
+          "{\"event\":\"message\",\"data\":\"\\\"q\\\"\",\"id\":\"\"}\n");
 }
 
-TEST_CASE("nouscli --stream --format raw: the body after transfer decoding, up to and including DONE") {
+TEST_CASE(
+    "nouscli --stream --format raw: the body after transfer decoding, up to and including DONE") {
     auto server = sse_server();
     auto r = nouscli({"post", server.url(), "--stream", "--format", "raw"});
     CHECK(r.code == 0);
     CHECK(r.out == kEvents);
 }
 
-TEST_CASE("nouscli --stream: a body that ends mid-stream exits 3, a 500 prints its body and exits 5") {
+TEST_CASE(
+    "nouscli --stream: a body that ends mid-stream exits 3, a 500 prints its body and exits 5") {
     auto cut = sse_server(/*cut_early=*/true);
     auto r = nouscli({"post", cut.url(), "--stream"});
     CHECK(r.code == 3);
@@ -254,7 +271,8 @@ TEST_CASE("nouscli --stream: an event over 10 MiB exits 6, an event of 10 MiB is
         std::string data(10u << 20, 'x');
         if (index == 1) data += 'y';
         std::string body = "data: " + data + "\n\ndata: [DONE]\n\n";
-        peer.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        peer.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                  body);
     });
     auto ok = nouscli({"post", server.url(), "--stream"});
     CHECK(ok.code == 0);
@@ -281,8 +299,10 @@ TEST_CASE("nouscli --stream: a closed stdout cancels the request and exits 0") {
     o.stream_tokens = 100000;
     MockServer server(o);
     server.start();
-    std::string cmd = "bash -c " + quote("set -o pipefail; " + quote(NOUSCLI_PATH) + " post " + server.base_url() +
-                                         "/v1/chat/completions -d '{\"stream\":true}' --stream | head -n 2 > /dev/null");
+    std::string cmd =
+        "bash -c " +
+        quote("set -o pipefail; " + quote(NOUSCLI_PATH) + " post " + server.base_url() +
+              "/v1/chat/completions -d '{\"stream\":true}' --stream | head -n 2 > /dev/null");
     int status = std::system(cmd.c_str());
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
@@ -304,7 +324,8 @@ TEST_CASE("nouscli mock-server serves completions on the port it prints") {
         url = text.substr(at, text.find('\n', at) - at);
         return true;
     }));
-    auto r = nouscli({"post", url + "/v1/chat/completions", "-d", R"({"model":"m","messages":[]})"});
+    auto r =
+        nouscli({"post", url + "/v1/chat/completions", "-d", R"({"model":"m","messages":[]})"});
     ::kill(pid, SIGTERM);
     CHECK(r.code == 0);
     CHECK(r.out.find("chat.completion") != std::string::npos);
@@ -322,11 +343,13 @@ TEST_CASE("nouscli --stream: while stdout is not read, the window holds and memo
     if (pid == 0) {
         ::dup2(pipe_fds[1], 1);
         ::close(pipe_fds[0]);
-        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream", (char*)nullptr);
+        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream",
+                (char*)nullptr);
         ::_exit(127);
     }
     ::close(pipe_fds[1]);
-    REQUIRE(wait_until([&] { return firehose.blocked.load() && firehose.written.load() > (8u << 20); }));
+    REQUIRE(wait_until(
+        [&] { return firehose.blocked.load() && firehose.written.load() > (8u << 20); }));
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
     std::string line;
     long hwm_kb = 0;
@@ -343,12 +366,14 @@ TEST_CASE("nouscli --stream: while stdout is not read, the window holds and memo
     CHECK(firehose.written.load() < (64ull << 20));  // the server was held back
 }
 
-TEST_CASE("deep JSON crashes nouscli: a 429 with 200 KB of open brackets exits 5 with the body, never 139") {
+TEST_CASE(
+    "deep JSON crashes nouscli: a 429 with 200 KB of open brackets exits 5 with the body, never "
+    "139") {
     const std::string deep(200 * 1024, '[');
     FaultServer server([&](Peer& peer, std::uint64_t) {
         while (peer.read_request())
-            peer.send("HTTP/1.1 429 Too Many Requests\r\nContent-Length: " + std::to_string(deep.size()) + "\r\n\r\n" +
-                      deep);
+            peer.send("HTTP/1.1 429 Too Many Requests\r\nContent-Length: " +
+                      std::to_string(deep.size()) + "\r\n\r\n" + deep);
     });
     auto r = nouscli({"post", server.url(), "-d", "{}", "--retry", "0"});
     CHECK(r.code == 5);
@@ -366,7 +391,9 @@ TEST_CASE("a POST that reached the server is connection_closed: nouscli exits 3 
     CHECK(requests.load() == 1);  // --retry defaults to 0
 }
 
-TEST_CASE("nouscli --max-wait-ms with a stdout that accepts nothing never exited: it gives up with exit 6") {
+TEST_CASE(
+    "nouscli --max-wait-ms with a stdout that accepts nothing never exited: it gives up with exit "
+    "6") {
     Firehose firehose(256ull << 20);
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
@@ -374,14 +401,15 @@ TEST_CASE("nouscli --max-wait-ms with a stdout that accepts nothing never exited
     if (pid == 0) {
         ::dup2(pipe_fds[1], 1);
         ::close(pipe_fds[0]);
-        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream", "--max-wait-ms", "300",
-                (char*)nullptr);
+        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream",
+                "--max-wait-ms", "300", (char*)nullptr);
         ::_exit(127);
     }
     ::close(pipe_fds[1]);
     // Nobody reads the pipe. The hang guard: 60 s, far beyond the 300 ms asked for.
     int status = 0;
-    const bool exited = wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(60));
+    const bool exited = wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; },
+                                   std::chrono::seconds(60));
     if (!exited) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
@@ -392,7 +420,8 @@ TEST_CASE("nouscli --max-wait-ms with a stdout that accepts nothing never exited
     CHECK(WEXITSTATUS(status) == 6);
 }
 
-TEST_CASE("nouscli -v printed user:pass@ of a URL: credentials are redacted, and sent as Basic auth") {
+TEST_CASE(
+    "nouscli -v printed user:pass@ of a URL: credentials are redacted, and sent as Basic auth") {
     std::mutex mutex;
     std::string head;
     FaultServer server([&](Peer& peer, std::uint64_t) {
@@ -404,14 +433,16 @@ TEST_CASE("nouscli -v printed user:pass@ of a URL: credentials are redacted, and
         }
         peer.send(ok_response("ok"));
     });
-    const std::string url = "http://alice:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/x?key=k123";
+    const std::string url =
+        "http://alice:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/x?key=k123";
     auto r = nouscli({"post", url, "-v", "-d", "{}"});
     std::lock_guard lock(mutex);
     CHECK(r.code == 0);
     CHECK(r.err.find("s3cret") == std::string::npos);
     CHECK(r.err.find("k123") == std::string::npos);
     CHECK(r.err.find("[REDACTED]@127.0.0.1") != std::string::npos);
-    CHECK(head.find("Authorization: Basic YWxpY2U6czNjcmV0\r\n") != std::string::npos);  // alice:s3cret
+    CHECK(head.find("Authorization: Basic YWxpY2U6czNjcmV0\r\n") !=
+          std::string::npos);  // alice:s3cret
 }
 
 // ---- nouscli chat ---------------------------------------------------------
@@ -437,7 +468,9 @@ std::string base_for(const std::string& provider, const std::string& server) {
 
 }  // namespace
 
-TEST_CASE("nouscli chat prints the text for each provider, and --json the message with tool calls and usage") {
+TEST_CASE(
+    "nouscli chat prints the text for each provider, and --json the message with tool calls and "
+    "usage") {
     ChatEnv env;
     MockServerOptions o;
     o.stream_tokens = 6;
@@ -459,8 +492,10 @@ TEST_CASE("nouscli chat prints the text for each provider, and --json the messag
         CHECK(before.code == 0);
         CHECK(before.out == "Hello from the nous-http mock\n");
         for (bool stream : {true, false}) {
-            std::vector<std::string> args = {"chat", "Weather?", "--provider", provider, "--base-url",
-                                             base_for(provider, tools.base_url()), "--model", "m1", "--json"};
+            std::vector<std::string> args = {
+                "chat",    "Weather?",   "--provider",
+                provider,  "--base-url", base_for(provider, tools.base_url()),
+                "--model", "m1",         "--json"};
             if (!stream) args.push_back("--no-stream");
             auto json = nouscli(args);
             CHECK(json.code == 0);
@@ -494,9 +529,12 @@ TEST_CASE("nouscli chat sends each provider's documented request") {
         }
     });
     const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
-    nouscli({"chat", "Hi", "--model", "gpt-x", "--system", "Be brief.", "--max-tokens", "7", "--base-url", base + "/v1"});
-    nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "claude-x", "--base-url", base + "/v1"});
-    nouscli({"chat", "Hi", "--provider", "gemini", "--model", "gem-x", "--system", "S", "--base-url", base + "/v1beta"});
+    nouscli({"chat", "Hi", "--model", "gpt-x", "--system", "Be brief.", "--max-tokens", "7",
+             "--base-url", base + "/v1"});
+    nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "claude-x", "--base-url",
+             base + "/v1"});
+    nouscli({"chat", "Hi", "--provider", "gemini", "--model", "gem-x", "--system", "S",
+             "--base-url", base + "/v1beta"});
     std::lock_guard lock(mutex);
     REQUIRE(seen.size() == 3);
     auto body = [&](int i) { return parse_json(seen[i].second); };
@@ -506,8 +544,10 @@ TEST_CASE("nouscli chat sends each provider's documented request") {
     CHECK(seen[0].first.find("\r\nContent-Type: application/json\r\n") != std::string::npos);
     auto openai = body(0);
     REQUIRE(openai.ok());
-    CHECK(*openai.value() == *parse_json(R"({"model":"gpt-x","messages":[{"role":"system","content":"Be brief."},
-        {"role":"user","content":"Hi"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":7})").value());
+    CHECK(*openai.value() ==
+          *parse_json(R"({"model":"gpt-x","messages":[{"role":"system","content":"Be brief."},
+        {"role":"user","content":"Hi"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":7})")
+               .value());
 
     CHECK(seen[1].first.rfind("POST /v1/messages HTTP/1.1\r\n", 0) == 0);
     CHECK(seen[1].first.find("\r\nx-api-key: sk-ant\r\n") != std::string::npos);
@@ -515,14 +555,17 @@ TEST_CASE("nouscli chat sends each provider's documented request") {
     auto anthropic = body(1);
     REQUIRE(anthropic.ok());
     CHECK(*anthropic.value() == *parse_json(R"({"model":"claude-x","max_tokens":1024,
-        "messages":[{"role":"user","content":"Hi"}],"stream":true})").value());
+        "messages":[{"role":"user","content":"Hi"}],"stream":true})")
+                                     .value());
 
-    CHECK(seen[2].first.rfind("POST /v1beta/models/gem-x:streamGenerateContent?alt=sse HTTP/1.1\r\n", 0) == 0);
+    CHECK(seen[2].first.rfind(
+              "POST /v1beta/models/gem-x:streamGenerateContent?alt=sse HTTP/1.1\r\n", 0) == 0);
     CHECK(seen[2].first.find("\r\nx-goog-api-key: g-key\r\n") != std::string::npos);
     auto gemini = body(2);
     REQUIRE(gemini.ok());
     CHECK(*gemini.value() == *parse_json(R"({"contents":[{"role":"user","parts":[{"text":"Hi"}]}],
-        "systemInstruction":{"parts":[{"text":"S"}]}})").value());
+        "systemInstruction":{"parts":[{"text":"S"}]}})")
+                                  .value());
 }
 
 TEST_CASE("nouscli chat: a missing key exits 2 before any connection") {
@@ -540,24 +583,32 @@ TEST_CASE("nouscli chat: a missing key exits 2 before any connection") {
     CHECK(custom.code == 0);
 }
 
-TEST_CASE("nouscli chat: a 4xx prints the provider's message and exits 5, an in-stream error exits 6 after the text") {
+TEST_CASE(
+    "nouscli chat: a 4xx prints the provider's message and exits 5, an in-stream error exits 6 "
+    "after the text") {
     ChatEnv env;
     MockServer server;
     server.set_handler([](const MockRequest& req, MockResponse& res) {
         if (req.target == "/v1/messages") {
             res.status = 400;
-            res.body = R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}})";
+            res.body =
+                R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}})";
             return true;
         }
         res.headers.emplace_back("Content-Type", "text/event-stream");
-        res.body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n"
-                   "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
-                   "\"delta\":{\"type\":\"text_delta\",\"text\":\"Part\"}}\n\n"
-                   "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        res.body =
+            "event: message_start\ndata: "
+            "{\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n"
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+            "\"delta\":{\"type\":\"text_delta\",\"text\":\"Part\"}}\n\n"
+            "event: error\ndata: "
+            "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":"
+            "\"Overloaded\"}}\n\n";
         return true;
     });
     server.start();
-    auto denied = nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "m", "--base-url", server.base_url() + "/v1"});
+    auto denied = nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "m", "--base-url",
+                           server.base_url() + "/v1"});
     CHECK(denied.code == 5);
     CHECK(denied.err.find("max_tokens: too big") != std::string::npos);
     auto broken = nouscli({"chat", "Hi", "--provider", "anthropic", "--model", "m", "--base-url",

@@ -18,7 +18,8 @@ std::string write_temp(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("NOUS_HTTP_CONFIG supplies the app config, code wins over the file") {
-    auto path = write_temp("ok.json", R"({"backend":"file.backend","connect_timeout_ms":1234,"max_retries":5,
+    auto path = write_temp("ok.json",
+                           R"({"backend":"file.backend","connect_timeout_ms":1234,"max_retries":5,
                                           "pool_max_per_origin":7,"read_timeout_ms":999})");
     ::setenv("NOUS_HTTP_CONFIG", path.c_str(), 1);
     Config file = current_config();

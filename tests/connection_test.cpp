@@ -1,13 +1,14 @@
 // open_connection: socket options set before the SYN, deadlines, cancellation.
 
-#include <catch2/catch.hpp>
-#include <sys/socket.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 
-#include "transport/connector.hpp"
-#include "transport/tls_context.hpp"
+#include <catch2/catch.hpp>
+
 #include "fault_server.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "transport/connector.hpp"
+#include "transport/tls_context.hpp"
 
 using namespace nous::http;
 using namespace nous::http::detail;
@@ -37,29 +38,34 @@ TEST_CASE("the receive buffer is capped before connect, and TCP_NODELAY follows 
     MockServer server;
     server.start();
     ConnectTimings timings;
-    auto small = open_connection(key_for(server.port(), 8192, true), nullptr, nullptr, soon(), nullptr, timings);
+    auto small = open_connection(key_for(server.port(), 8192, true), nullptr, nullptr, soon(),
+                                 nullptr, timings);
     REQUIRE(small.ok());
     // Linux doubles the value asked for to account for its bookkeeping.
     CHECK(sockopt(small.value()->fd(), SOL_SOCKET, SO_RCVBUF) <= 2 * 8192);
     CHECK(sockopt(small.value()->fd(), IPPROTO_TCP, TCP_NODELAY) == 1);
-    auto plain = open_connection(key_for(server.port(), 0, false), nullptr, nullptr, soon(), nullptr, timings);
+    auto plain = open_connection(key_for(server.port(), 0, false), nullptr, nullptr, soon(),
+                                 nullptr, timings);
     REQUIRE(plain.ok());
     CHECK(sockopt(plain.value()->fd(), SOL_SOCKET, SO_RCVBUF) > 2 * 8192);
     CHECK(sockopt(plain.value()->fd(), IPPROTO_TCP, TCP_NODELAY) == 0);
 }
 
-TEST_CASE("a connect past its deadline is timeout_connect, past the total deadline, timeout_total") {
+TEST_CASE(
+    "a connect past its deadline is timeout_connect, past the total deadline, timeout_total") {
     nous::test::BlackholeListener blackhole;
     ConnectTimings timings;
     Deadlines d;
     d.connect_by = Clock::now() + std::chrono::milliseconds(100);
-    auto r = open_connection(key_for(blackhole.port(), 0, true), nullptr, nullptr, d, nullptr, timings);
+    auto r =
+        open_connection(key_for(blackhole.port(), 0, true), nullptr, nullptr, d, nullptr, timings);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::timeout_connect);
     Deadlines t;
     t.connect_by = Clock::now() + std::chrono::seconds(30);
     t.total_by = Clock::now() + std::chrono::milliseconds(100);
-    auto s = open_connection(key_for(blackhole.port(), 0, true), nullptr, nullptr, t, nullptr, timings);
+    auto s =
+        open_connection(key_for(blackhole.port(), 0, true), nullptr, nullptr, t, nullptr, timings);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().code == ErrorCode::timeout_total);
 }
@@ -71,7 +77,8 @@ TEST_CASE("a pooled idle connection is probed: alive while quiet, dead once the 
         peer.close_write();
     });
     ConnectTimings timings;
-    auto c = open_connection(key_for(server.port(), 0, true), nullptr, nullptr, soon(), nullptr, timings);
+    auto c = open_connection(key_for(server.port(), 0, true), nullptr, nullptr, soon(), nullptr,
+                             timings);
     REQUIRE(c.ok());
     CHECK(c.value()->probe_alive());
     close_now = true;

@@ -2,7 +2,6 @@
 // reuse, HTTP/2 by ALPN (against nghttpd), forcing HTTP/1.1, the idle timeout
 // in milliseconds, cancellation.
 
-#include <catch2/catch.hpp>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -11,18 +10,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cctype>
+#include <cstdlib>
 #include <mutex>
 #include <set>
-#include <vector>
-#include <cstdlib>
 #include <thread>
+#include <vector>
 
-#include "nous/http/backend.hpp"
 #include "fault_server.hpp"
-#include "proxy_server.hpp"
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "proxy_server.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -71,8 +71,9 @@ struct Nghttpd {
         pid = ::fork();
         if (pid == 0) {
             std::string p = std::to_string(port);
-            ::execlp("nghttpd", "nghttpd", "--echo-upload", "--address=127.0.0.1", "-d", pki.dir.c_str(), p.c_str(),
-                     pki.localhost_key.c_str(), pki.localhost_cert.c_str(), (char*)nullptr);
+            ::execlp("nghttpd", "nghttpd", "--echo-upload", "--address=127.0.0.1", "-d",
+                     pki.dir.c_str(), p.c_str(), pki.localhost_key.c_str(),
+                     pki.localhost_cert.c_str(), (char*)nullptr);
             ::_exit(127);
         }
     }
@@ -80,7 +81,9 @@ struct Nghttpd {
         ::kill(pid, SIGTERM);
         ::waitpid(pid, nullptr, 0);
     }
-    bool ready() { return wait_until([&] { return accepts(port); }, 10s); }
+    bool ready() {
+        return wait_until([&] { return accepts(port); }, 10s);
+    }
 };
 
 }  // namespace
@@ -100,7 +103,8 @@ TEST_CASE("curl: one easy handle per thread reuses its connection across request
     std::atomic<int> ok{0};
     for (int t = 0; t < 2; ++t)
         threads.emplace_back([&] {
-            for (int i = 0; i < 10; ++i) ok += post(server.base_url() + "/small", "{}", {}, curl()).ok();
+            for (int i = 0; i < 10; ++i)
+                ok += post(server.base_url() + "/small", "{}", {}, curl()).ok();
         });
     for (auto& t : threads) t.join();
     CHECK(ok == 20);
@@ -205,7 +209,8 @@ std::multiset<std::string> header_lines(const std::string& head) {
     std::size_t at = head.find("\r\n");
     while (at != std::string::npos && at + 2 < head.size()) {
         const std::size_t end = head.find("\r\n", at + 2);
-        std::string line = head.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+        std::string line =
+            head.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
         at = end;
         if (line.empty()) break;
         const auto colon = line.find(':');
@@ -213,7 +218,8 @@ std::multiset<std::string> header_lines(const std::string& head) {
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
         while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-        if (name == "user-agent" || name == "idempotency-key") value = "*";  // ours differ by design
+        if (name == "user-agent" || name == "idempotency-key")
+            value = "*";  // ours differ by design
         lines.insert(name + ":" + value);
     }
     return lines;

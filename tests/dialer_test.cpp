@@ -1,19 +1,20 @@
 // transport/dialer: Happy Eyeballs over the resolver seam, with addresses on
 // loopback that accept, refuse, or drop SYNs.
 
-#include <catch2/catch.hpp>
+#include "transport/dialer.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <thread>
 
 #include "fault_server.hpp"
 #include "nous/http/client.hpp"
-#include "transport/dialer.hpp"
 #include "transport/resolver.hpp"
 
 using namespace nous::http;
@@ -63,12 +64,13 @@ struct FakeNames {
     std::function<std::vector<ResolvedAddress>()> addresses;
     FakeNames() {
         clear_dns_cache();
-        set_resolver_for_tests([this](const std::string& host, std::uint16_t, std::vector<ResolvedAddress>& out) {
-            ++lookups;
-            if (host != "dual.test") return EAI_NONAME;
-            out = addresses();
-            return 0;
-        });
+        set_resolver_for_tests(
+            [this](const std::string& host, std::uint16_t, std::vector<ResolvedAddress>& out) {
+                ++lookups;
+                if (host != "dual.test") return EAI_NONAME;
+                out = addresses();
+                return 0;
+            });
     }
     ~FakeNames() {
         set_resolver_for_tests(nullptr);
@@ -92,7 +94,8 @@ Options patient() {
 }  // namespace
 
 TEST_CASE("families are interleaved, starting with the resolver's first choice") {
-    auto order = interleave_families({v6("::1", 1), v6("::1", 2), v6("::1", 3), v4("127.0.0.1", 4)});
+    auto order =
+        interleave_families({v6("::1", 1), v6("::1", 2), v6("::1", 3), v4("127.0.0.1", 4)});
     REQUIRE(order.size() == 4);
     CHECK(order[0].family() == AF_INET6);
     CHECK(order[1].family() == AF_INET);
@@ -104,11 +107,14 @@ TEST_CASE("families are interleaved, starting with the resolver's first choice")
     CHECK(v4_first[2].family() == AF_INET);
 }
 
-TEST_CASE("regression: an address that drops SYNs ate the whole connect budget, [dead, good] connects") {
+TEST_CASE(
+    "regression: an address that drops SYNs ate the whole connect budget, [dead, good] connects") {
     BlackholeListener dead;
     auto good = answering();
     FakeNames names;
-    names.addresses = [&] { return std::vector{v4("127.0.0.1", dead.port()), v4("127.0.0.1", good.port())}; };
+    names.addresses = [&] {
+        return std::vector{v4("127.0.0.1", dead.port()), v4("127.0.0.1", good.port())};
+    };
     auto r = post("http://dual.test:" + std::to_string(good.port()) + "/", "{}", {}, patient());
     INFO((r.ok() ? std::string("ok") : r.error().message));
     REQUIRE(r.ok());
@@ -120,13 +126,17 @@ TEST_CASE("a refused address starts the next attempt at once") {
     auto good = answering();
     FakeNames names;
     const std::uint16_t refused = refused_port();
-    names.addresses = [&] { return std::vector{v4("127.0.0.1", refused), v4("127.0.0.1", good.port())}; };
+    names.addresses = [&] {
+        return std::vector{v4("127.0.0.1", refused), v4("127.0.0.1", good.port())};
+    };
     auto r = post("http://dual.test:" + std::to_string(good.port()) + "/", "{}", {}, patient());
     REQUIRE(r.ok());
     CHECK(r->body == "good");
 }
 
-TEST_CASE("every address refused is connect_failed naming each, every address silent is timeout_connect") {
+TEST_CASE(
+    "every address refused is connect_failed naming each, every address silent is "
+    "timeout_connect") {
     FakeNames names;
     const std::uint16_t a = refused_port(), b = refused_port();
     names.addresses = [&] { return std::vector{v4("127.0.0.1", a), v4("127.0.0.1", b)}; };
@@ -137,7 +147,9 @@ TEST_CASE("every address refused is connect_failed naming each, every address si
     CHECK(refused.error().message.find("127.0.0.1") != std::string::npos);
 
     BlackholeListener dead1, dead2;
-    names.addresses = [&] { return std::vector{v4("127.0.0.1", dead1.port()), v4("127.0.0.1", dead2.port())}; };
+    names.addresses = [&] {
+        return std::vector{v4("127.0.0.1", dead1.port()), v4("127.0.0.1", dead2.port())};
+    };
     clear_dns_cache();
     o.connect_timeout = 600ms;
     auto silent = post("http://dual.test:80/", "{}", {}, o);
@@ -145,13 +157,16 @@ TEST_CASE("every address refused is connect_failed naming each, every address si
     CHECK(silent.error().code == ErrorCode::timeout_connect);
 }
 
-TEST_CASE("regression: a name whose every cached address failed was kept for 60 s, it is resolved afresh") {
+TEST_CASE(
+    "regression: a name whose every cached address failed was kept for 60 s, it is resolved "
+    "afresh") {
     BlackholeListener dead;
     auto good = answering();
     FakeNames names;
     std::atomic<bool> repaired{false};
     names.addresses = [&] {
-        return repaired ? std::vector{v4("127.0.0.1", good.port())} : std::vector{v4("127.0.0.1", dead.port())};
+        return repaired ? std::vector{v4("127.0.0.1", good.port())}
+                        : std::vector{v4("127.0.0.1", dead.port())};
     };
     Options o = patient();
     o.connect_timeout = 300ms;
@@ -173,7 +188,9 @@ TEST_CASE("regression: a name whose every cached address failed was kept for 60 
 TEST_CASE("a cancel ends a dial with attempts in flight") {
     BlackholeListener dead1, dead2;
     FakeNames names;
-    names.addresses = [&] { return std::vector{v4("127.0.0.1", dead1.port()), v4("127.0.0.1", dead2.port())}; };
+    names.addresses = [&] {
+        return std::vector{v4("127.0.0.1", dead1.port()), v4("127.0.0.1", dead2.port())};
+    };
     CancelToken token;
     Options o = patient();
     o.cancel = &token;

@@ -2,7 +2,6 @@
 // changed in code alone, or a Config key missing from the page, fails here.
 
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -54,7 +53,8 @@ std::map<std::string, std::vector<std::string>> rows_of(const std::string& page)
 }
 
 std::string text_of(Milliseconds ms) {
-    return ms.count() % 1000 == 0 ? std::to_string(ms.count() / 1000) + " s" : std::to_string(ms.count()) + " ms";
+    return ms.count() % 1000 == 0 ? std::to_string(ms.count() / 1000) + " s"
+                                  : std::to_string(ms.count()) + " ms";
 }
 std::string text_of(std::size_t n) {
     if (n >= (1u << 20) && n % (1u << 20) == 0) return std::to_string(n >> 20) + " MiB";

@@ -1,6 +1,7 @@
+#include "core/headers.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "core/headers.hpp"
 #include "nous/http/client.hpp"
 
 using namespace nous::http;
@@ -38,7 +39,8 @@ TEST_CASE("validate_headers refuses CR, LF and NUL in names and values") {
 }
 
 TEST_CASE("secret headers are redacted, harmless ones are not") {
-    for (const char* secret : {"Authorization", "proxy-authorization", "Cookie", "X-Api-Key", "api-key", "x-goog-api-key"})
+    for (const char* secret : {"Authorization", "proxy-authorization", "Cookie", "X-Api-Key",
+                               "api-key", "x-goog-api-key"})
         CHECK(redacted_header_line(secret, "s3cr3t") == std::string(secret) + ": [REDACTED]");
     CHECK(redacted_header_line("X-Custom", "visible") == "X-Custom: visible");
     CHECK(header_names_for_log({{"Authorization", "Bearer x"}, {"X\r\n", "y"}}) ==

@@ -1,14 +1,14 @@
 // Trust under hostile servers and exhausted resources: one regression test
 // per finding (no crash, no wedge, no silent resend, no spec deviation).
 
-#include <catch2/catch.hpp>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <dirent.h>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -20,12 +20,12 @@
 #include "core/cancel.hpp"
 #include "core/proxy.hpp"
 #include "fault_server.hpp"
-#include "test_helpers.hpp"
 #include "firehose.hpp"
 #include "nous/http/json.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
+#include "nous/mock/mock_server.hpp"
+#include "test_helpers.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -53,7 +53,8 @@ int in_child(const std::function<int()>& body) {
     if (pid == 0) ::_exit(body());
     int status = 0;
     ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status)
+                             : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 int highest_open_fd() {
@@ -69,12 +70,16 @@ int highest_open_fd() {
 
 // ---- 1. deep JSON ------------------------------------------------------------
 
-TEST_CASE("deep JSON crashes the process: a 429 whose body is 200 KB of open brackets is an http_status error") {
+TEST_CASE(
+    "deep JSON crashes the process: a 429 whose body is 200 KB of open brackets is an http_status "
+    "error") {
     const std::string deep(200 * 1024, '[');
     FaultServer server([&](Peer& peer, std::uint64_t) {
         while (peer.read_request())
-            peer.send("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: " +
-                      std::to_string(deep.size()) + "\r\n\r\n" + deep);
+            peer.send(
+                "HTTP/1.1 429 Too Many Requests\r\nContent-Type: "
+                "application/json\r\nContent-Length: " +
+                std::to_string(deep.size()) + "\r\n\r\n" + deep);
     });
     auto r = post(server.url(), "{}", {}, no_retry());
     REQUIRE_FALSE(r.ok());
@@ -111,7 +116,9 @@ TEST_CASE("deep JSON crashes the process: parse_json, NDJSON and JSON-array item
 
 // ---- 2. resource exhaustion --------------------------------------------------
 
-TEST_CASE("a failed socket() leaks a pool slot and throws: EMFILE is connect_failed, and the next call works") {
+TEST_CASE(
+    "a failed socket() leaks a pool slot and throws: EMFILE is connect_failed, and the next call "
+    "works") {
     MockServer server;
     server.start();
     const std::string url = server.base_url() + "/small";
@@ -188,7 +195,9 @@ TEST_CASE("a failed thread creation in stream() is saturated, and the next strea
         ::setrlimit(RLIMIT_AS, &old);
         if (!first || !first->is_error() || first->error->code != ErrorCode::saturated) {
             std::fprintf(stderr, "first item: %s\n",
-                         !first ? "none" : first->is_error() ? first->error->message.c_str() : "an event");
+                         !first              ? "none"
+                         : first->is_error() ? first->error->message.c_str()
+                                             : "an event");
             return 2;
         }
         if (live_streams() != 0) return 3;  // the slot came back
@@ -202,14 +211,18 @@ TEST_CASE("a failed thread creation in stream() is saturated, and the next strea
 
 // ---- 3. streams per provider, idle expiry ------------------------------------
 
-TEST_CASE("at most 64 concurrent streams per provider: 150 streams to one origin all deliver their first event") {
+TEST_CASE(
+    "at most 64 concurrent streams per provider: 150 streams to one origin all deliver their first "
+    "event") {
     std::atomic<int> waiting{0};
-    FaultServer server([&](Peer& peer, std::uint64_t) {
-        if (!peer.read_request()) return;
-        peer.send(kSseHead + chunk("data: first\n\n"));
-        ++waiting;
-        peer.stall();
-    }, 256);
+    FaultServer server(
+        [&](Peer& peer, std::uint64_t) {
+            if (!peer.read_request()) return;
+            peer.send(kSseHead + chunk("data: first\n\n"));
+            ++waiting;
+            peer.stall();
+        },
+        256);
     std::vector<Stream> streams;
     for (int i = 0; i < 150; ++i) streams.push_back(stream(server.url(), "{}", {}, no_retry()));
     int firsts = 0;
@@ -243,21 +256,24 @@ TEST_CASE("the pool keeps at most max_idle connections of an origin") {
     configure(config);
     std::atomic<int> open{0};
     std::atomic<int> answered{0};
-    FaultServer server([&](Peer& peer, std::uint64_t) {
-        ++open;
-        while (peer.read_request()) {
-            // Hold every answer until all five requests are in: five connections at once.
-            ++answered;
-            while (answered.load() < 5) std::this_thread::sleep_for(1ms);
-            peer.send(ok_response("hi"));
-        }
-        --open;
-    }, 64);
+    FaultServer server(
+        [&](Peer& peer, std::uint64_t) {
+            ++open;
+            while (peer.read_request()) {
+                // Hold every answer until all five requests are in: five connections at once.
+                ++answered;
+                while (answered.load() < 5) std::this_thread::sleep_for(1ms);
+                peer.send(ok_response("hi"));
+            }
+            --open;
+        },
+        64);
     std::vector<std::thread> callers;
     std::atomic<int> succeeded{0};
     for (int i = 0; i < 5; ++i)
         callers.emplace_back([&] {
-            if (post(server.url(), "{}", {}, no_retry()).ok()) ++succeeded;  // Catch asserts on the main thread only
+            if (post(server.url(), "{}", {}, no_retry()).ok())
+                ++succeeded;  // Catch asserts on the main thread only
         });
     for (auto& t : callers) t.join();
     configure(Config{});
@@ -271,11 +287,13 @@ TEST_CASE("the pool keeps at most max_idle connections of an origin") {
 
 TEST_CASE("a shared CancelToken cancels one call: it must cancel every call that holds it") {
     std::atomic<int> stalled{0};
-    FaultServer server([&](Peer& peer, std::uint64_t) {
-        if (!peer.read_request()) return;
-        ++stalled;
-        peer.stall();
-    }, 64);
+    FaultServer server(
+        [&](Peer& peer, std::uint64_t) {
+            if (!peer.read_request()) return;
+            ++stalled;
+            peer.stall();
+        },
+        64);
     CancelToken token;
     Options o = no_retry();
     o.cancel = &token;
@@ -297,7 +315,9 @@ TEST_CASE("a shared CancelToken cancels one call: it must cancel every call that
 
 // ---- 5. requests repeated or misreported ---------------------------------------
 
-TEST_CASE("a POST that reached the server is reported as connect_failed and sent again: it is connection_closed") {
+TEST_CASE(
+    "a POST that reached the server is reported as connect_failed and sent again: it is "
+    "connection_closed") {
     std::mutex mutex;
     std::vector<std::string> heads;
     FaultServer server([&](Peer& peer, std::uint64_t) {
@@ -327,7 +347,9 @@ TEST_CASE("a POST that reached the server is reported as connect_failed and sent
         std::lock_guard lock(mutex);
         REQUIRE(heads.size() == 3);
         const std::string key = header_of(heads[0], "Idempotency-Key");
-        CHECK(std::regex_match(key, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+        CHECK(std::regex_match(
+            key,
+            std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
         CHECK(header_of(heads[1], "Idempotency-Key") == key);
         CHECK(header_of(heads[2], "Idempotency-Key") == key);
     }
@@ -348,11 +370,14 @@ TEST_CASE("a POST that reached the server is reported as connect_failed and sent
     }
 }
 
-TEST_CASE("a server that answers 413 early and closes during the upload: its response is returned") {
+TEST_CASE(
+    "a server that answers 413 early and closes during the upload: its response is returned") {
     FaultServer server([](Peer& peer, std::uint64_t) {
         char buf[1024];
         (void)::recv(peer.fd(), buf, sizeof buf, 0);  // the head arrived: answer before the body
-        peer.send("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo large");
+        peer.send(
+            "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo "
+            "large");
         peer.reset();
     });
     std::string body(32 << 20, 'x');  // far more than the socket buffers hold
@@ -365,7 +390,8 @@ TEST_CASE("a server that answers 413 early and closes during the upload: its res
 
 // ---- 6. SSE end of body --------------------------------------------------------
 
-TEST_CASE("SSE end of body: an event without its blank line at a clean end is discarded, not truncated") {
+TEST_CASE(
+    "SSE end of body: an event without its blank line at a clean end is discarded, not truncated") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer server([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
@@ -393,7 +419,9 @@ detail::ResponseHead parse_head(const std::string& text, std::string* error = nu
 }  // namespace
 
 TEST_CASE("obs-fold in a response header is replaced by SP, not rejected") {
-    auto head = parse_head("HTTP/1.1 200 OK\r\nX-Long: part one\r\n  part two\r\n\tpart three\r\nContent-Length: 0\r\n\r\n");
+    auto head = parse_head(
+        "HTTP/1.1 200 OK\r\nX-Long: part one\r\n  part two\r\n\tpart three\r\nContent-Length: "
+        "0\r\n\r\n");
     REQUIRE(head.status == 200);
     REQUIRE(head.headers.size() == 2);
     CHECK(head.headers[0].second == "part one part two part three");
@@ -410,7 +438,9 @@ TEST_CASE("CR or NUL inside a received field value or reason is replaced by SP")
     CHECK(head.headers[1].second == "c d");
 }
 
-TEST_CASE("Transfer-Encoding: xchunked is taken for chunked: it is a token list, and xchunked is refused") {
+TEST_CASE(
+    "Transfer-Encoding: xchunked is taken for chunked: it is a token list, and xchunked is "
+    "refused") {
     std::string error;
     parse_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n", &error);
     CHECK(error.find("unsupported Transfer-Encoding") != std::string::npos);
@@ -420,19 +450,22 @@ TEST_CASE("Transfer-Encoding: xchunked is taken for chunked: it is a token list,
     parse_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", &error);
     CHECK_FALSE(error.empty());
     error.clear();
-    parse_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", &error);
+    parse_head(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+        &error);
     CHECK_FALSE(error.empty());
 }
 
 TEST_CASE("Transfer-Encoding with Content-Length: read by TE, and the connection is never reused") {
-    auto head = parse_head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n");
+    auto head =
+        parse_head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n");
     CHECK(head.chunked);
     CHECK_FALSE(head.content_length);
     CHECK_FALSE(head.keep_alive());
     FaultServer server([](Peer& peer, std::uint64_t) {
         while (peer.read_request())
-            peer.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk("hello") +
-                      "0\r\n\r\n");
+            peer.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                      chunk("hello") + "0\r\n\r\n");
     });
     for (int i = 0; i < 2; ++i) {
         auto r = post(server.url(), "{}", {}, no_retry());
@@ -443,7 +476,8 @@ TEST_CASE("Transfer-Encoding with Content-Length: read by TE, and the connection
     CHECK(server.connections() == 2);
 }
 
-TEST_CASE("a status line that is not HTTP after a 100 Continue fails when its line ends, not at close") {
+TEST_CASE(
+    "a status line that is not HTTP after a 100 Continue fails when its line ends, not at close") {
     FaultServer server([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
         peer.send("HTTP/1.1 100 Continue\r\n\r\nGARBAGE GARBAGE\r\n");
@@ -458,7 +492,8 @@ TEST_CASE("a status line that is not HTTP after a 100 Continue fails when its li
 
 // ---- 9. SSE ids ---------------------------------------------------------------
 
-TEST_CASE("SSE id multiplies memory: one id is stored once and shared by the events that carry it") {
+TEST_CASE(
+    "SSE id multiplies memory: one id is stored once and shared by the events that carry it") {
     auto decoder = make_sse_decoder();
     std::vector<Event> out;
     bool done = false;
@@ -475,7 +510,8 @@ TEST_CASE("SSE id multiplies memory: one id is stored once and shared by the eve
 
 // ---- 10. total deadline over TLS -------------------------------------------------
 
-TEST_CASE("total deadline over TLS: a record dripping one byte every 20 ms is cut at the deadline") {
+TEST_CASE(
+    "total deadline over TLS: a record dripping one byte every 20 ms is cut at the deadline") {
     const auto& pki = test_pki();
     TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::drip_record);
     Options o = no_retry();
@@ -492,7 +528,9 @@ TEST_CASE("total deadline over TLS: a record dripping one byte every 20 ms is cu
 
 // ---- 11. window settings -------------------------------------------------------
 
-TEST_CASE("window_low_bytes = 0 always ends in backpressure_overflow: it means 'until drained' and works") {
+TEST_CASE(
+    "window_low_bytes = 0 always ends in backpressure_overflow: it means 'until drained' and "
+    "works") {
     const std::string backend = GENERATE("window", "pull");
     Firehose firehose(8ull << 20);
     Options o = no_retry();
@@ -577,7 +615,8 @@ TEST_CASE("userinfo in a request URL is dropped silently: it is sent as Basic au
         }
         peer.send(ok_response("ok"));
     });
-    auto r = post("http://user:p%40ss@127.0.0.1:" + std::to_string(server.port()) + "/x", "{}", {}, no_retry());
+    auto r = post("http://user:p%40ss@127.0.0.1:" + std::to_string(server.port()) + "/x", "{}", {},
+                  no_retry());
     REQUIRE(r.ok());
     std::lock_guard lock(mutex);
     CHECK(header_of(head, "Authorization") == "Basic dXNlcjpwQHNz");  // base64("user:p@ss")
@@ -589,13 +628,15 @@ TEST_CASE("proxy userinfo is base64'd without percent-decoding: p%40ss is the pa
     CHECK(detail::basic_auth("ab:cd") == "Basic YWI6Y2Q=");
 }
 
-TEST_CASE("verbose output printed user:pass@ of a URL: redact_url hides userinfo and a key parameter") {
+TEST_CASE(
+    "verbose output printed user:pass@ of a URL: redact_url hides userinfo and a key parameter") {
     CHECK(redact_url("https://user:secret@api.example/v1?key=abc&x=1") ==
           "https://[REDACTED]@api.example/v1?key=[REDACTED]&x=1");
     CHECK(redact_url("https://api.example/v1") == "https://api.example/v1");
 }
 
-TEST_CASE("HTTP-date parsing depends on the locale and knows one form: all three RFC 9110 forms parse") {
+TEST_CASE(
+    "HTTP-date parsing depends on the locale and knows one form: all three RFC 9110 forms parse") {
     const long long expected = 784111777;  // Sun, 06 Nov 1994 08:49:37 GMT
     CHECK(detail::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT") == expected);
     CHECK(detail::parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT") == expected);
@@ -603,7 +644,8 @@ TEST_CASE("HTTP-date parsing depends on the locale and knows one form: all three
     CHECK_FALSE(detail::parse_http_date("Sun, 06 Nov 1994 08:49:37 CET"));
     CHECK_FALSE(detail::parse_http_date("tomorrow"));
     // A date in the past is "retry now".
-    CHECK(detail::parse_retry_hint({{"retry-after", "Sun, 06 Nov 1994 08:49:37 GMT"}}, "") == Milliseconds(0));
+    CHECK(detail::parse_retry_hint({{"retry-after", "Sun, 06 Nov 1994 08:49:37 GMT"}}, "") ==
+          Milliseconds(0));
 }
 
 // ---- 14. curl backend cancel -------------------------------------------------------
@@ -620,7 +662,8 @@ TEST_CASE("curl backend cancel: the token holds no registration once the transfe
     REQUIRE(r.ok());
     auto& state = detail::CancelAccess::state(token);
     std::lock_guard lock(state.mutex);
-    CHECK(state.targets.empty());  // a later cancel shuts down no fd libcurl may have closed and reused
+    CHECK(state.targets
+              .empty());  // a later cancel shuts down no fd libcurl may have closed and reused
 }
 
 TEST_CASE("curl backend cancel: a transfer blocked reading a stalled server ends cancelled") {

@@ -1,6 +1,8 @@
 // Every fixture runs whole, byte by byte, and at random splits, and must give
 // the same status, body and outcome each way.
 
+#include "codec/http1_parser.hpp"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -8,12 +10,10 @@
 #include <sstream>
 
 #include "decoder_fixtures.hpp"  // every_byte, random_cuts, slurp
-#include "codec/http1_parser.hpp"
 
 using namespace nous::http::detail;
 
 namespace {
-
 
 struct Decoded {
     int status = 0;
@@ -72,7 +72,8 @@ Decoded decode(const std::string& raw, const std::vector<std::size_t>& cuts) {
         return d;
     }
     d.outcome = framer.complete_at_eof() ? "complete" : "truncated";
-    if (d.outcome == "complete" && framer.mode() == BodyFramer::Mode::until_close) d.keep_alive = false;
+    if (d.outcome == "complete" && framer.mode() == BodyFramer::Mode::until_close)
+        d.keep_alive = false;
     return d;
 }
 
@@ -96,7 +97,8 @@ TEST_CASE("HTTP/1 fixtures decode the same whole, byte by byte and at random spl
             if (key == "outcome") expect >> want.outcome;
             if (key == "keepalive") expect >> want.keep_alive;
         }
-        if (std::filesystem::exists(dir / (stem + ".body"))) want.body = nous::test::slurp(dir / (stem + ".body"));
+        if (std::filesystem::exists(dir / (stem + ".body")))
+            want.body = nous::test::slurp(dir / (stem + ".body"));
 
         Decoded whole = decode(raw, {});
         CHECK(whole.status == want.status);
@@ -105,7 +107,8 @@ TEST_CASE("HTTP/1 fixtures decode the same whole, byte by byte and at random spl
         if (want.outcome == "complete") CHECK(whole.keep_alive == want.keep_alive);
 
         CHECK(decode(raw, nous::test::every_byte(raw.size())) == whole);
-        for (int i = 0; i < 50; ++i) CHECK(decode(raw, nous::test::random_cuts(raw.size(), rng)) == whole);
+        for (int i = 0; i < 50; ++i)
+            CHECK(decode(raw, nous::test::random_cuts(raw.size(), rng)) == whole);
     }
     CHECK(fixtures >= 15);
 }
@@ -121,7 +124,8 @@ TEST_CASE("more than 100 header fields is a protocol error") {
 }
 
 TEST_CASE("a head over 64 KiB is a protocol error, a 9 KiB header value is fine") {
-    std::string big_value(9000, 'v');  // POCO refuses values over 8 KiB; we allow up to the 64 KiB head cap
+    std::string big_value(
+        9000, 'v');  // POCO refuses values over 8 KiB; we allow up to the 64 KiB head cap
     std::string ok = "HTTP/1.1 200 OK\r\nX-Big: " + big_value + "\r\nContent-Length: 0\r\n\r\n";
     HeadParser p;
     std::size_t used = 0;

@@ -8,13 +8,15 @@ TEST_CASE("JSON array fixtures decode the same whole, byte by byte and at random
 }
 
 TEST_CASE("every byte boundary of a Gemini-style stream gives the one-pass result") {
-    std::string input = "[{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\\\"lo}\"}]}}]}\r\n,\r\n"
-                        "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\" [world]\"}]}}]}\r\n]";
+    std::string input =
+        "[{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\\\"lo}\"}]}}]}\r\n,\r\n"
+        "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\" [world]\"}]}}]}\r\n]";
     auto make = [] { return make_json_array_decoder(); };
     auto whole = run_decoder(make, input, {});
     REQUIRE(whole.outcome == "clean");
     REQUIRE(whole.events.size() == 2);
-    for (std::size_t cut = 1; cut < input.size(); ++cut) CHECK(run_decoder(make, input, {cut}) == whole);
+    for (std::size_t cut = 1; cut < input.size(); ++cut)
+        CHECK(run_decoder(make, input, {cut}) == whole);
 }
 
 TEST_CASE("one 8 MiB element decodes with linear work, over the cap is buffer_overflow") {
@@ -27,5 +29,6 @@ TEST_CASE("one 8 MiB element decodes with linear work, over the cap is buffer_ov
     REQUIRE(d.events.size() == 1);
     CHECK(d.events[0].data == element);
     CHECK(d.scanned <= input.size() + 8);
-    CHECK(run_decoder([] { return make_json_array_decoder(1 << 20); }, input, cuts).outcome == "buffer_overflow");
+    CHECK(run_decoder([] { return make_json_array_decoder(1 << 20); }, input, cuts).outcome ==
+          "buffer_overflow");
 }

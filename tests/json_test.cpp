@@ -1,7 +1,8 @@
+#include "nous/http/json.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "fault_server.hpp"
-#include "nous/http/json.hpp"
 #include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
@@ -18,7 +19,8 @@ TEST_CASE("post_json sends JSON and returns the parsed document") {
     REQUIRE(r.ok());
     CHECK(std::string((*r->document)["model"].GetString()) == "mock-json");
     CHECK(server.last_request().body == R"({"model":"mock-json","messages":[]})");
-    CHECK(server.last_request().header("content-type") == std::optional<std::string>("application/json"));
+    CHECK(server.last_request().header("content-type") ==
+          std::optional<std::string>("application/json"));
 }
 
 TEST_CASE("a 2xx body that is not JSON is a protocol error carrying the raw body") {

@@ -3,19 +3,18 @@
 // format, run whole, byte by byte and at random splits), the accumulator,
 // non-streamed responses, provider errors, and run_chat against the mock.
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
-#include <thread>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "fault_server.hpp"
 #include "nous/http/json.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::llm;
 using nous::http::ErrorCode;
@@ -34,7 +33,8 @@ std::string slurp(const std::filesystem::path& path) {
 
 /// The SSE bytes, cut at `cuts`, through the SSE decoder, the provider's
 /// DeltaParser and the Accumulator: to_json(message) + "\n" + stream error + "\n".
-std::string run_fixture(Provider provider, std::string_view bytes, const std::vector<std::size_t>& cuts) {
+std::string run_fixture(Provider provider, std::string_view bytes,
+                        const std::vector<std::size_t>& cuts) {
     auto sse = nous::http::make_sse_decoder();
     DeltaParser parser(provider);
     Accumulator accumulator;
@@ -67,10 +67,12 @@ Provider provider_of(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("provider stream fixtures assemble the same message whole, byte by byte and at random splits") {
+TEST_CASE(
+    "provider stream fixtures assemble the same message whole, byte by byte and at random splits") {
     std::mt19937 rng(0x5eed);
     int fixtures = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
         if (entry.path().extension() != ".sse") continue;
         const std::string name = entry.path().stem().string();
         CAPTURE(name);
@@ -120,13 +122,16 @@ TEST_CASE("the OpenAI builder's body is the documented request for the same chat
                                                {"authorization", "Bearer sk-test"}});
 }
 
-TEST_CASE("a streamed OpenAI request asks for usage, and tools, max tokens and temperature are written per provider") {
+TEST_CASE(
+    "a streamed OpenAI request asks for usage, and tools, max tokens and temperature are written "
+    "per provider") {
     ChatRequest request;
     request.model = "m";
     request.messages = {{"user", "hi"}, {"assistant", "hello"}, {"user", "weather?"}};
     request.max_tokens = 50;
     request.temperature = 0.5;
-    request.tools.push_back({"get_weather", "The weather", R"({"type":"object","properties":{"city":{"type":"string"}}})"});
+    request.tools.push_back({"get_weather", "The weather",
+                             R"({"type":"object","properties":{"city":{"type":"string"}}})"});
     request.api_key = "k";
 
     auto openai = build_chat_call(request);
@@ -176,12 +181,14 @@ TEST_CASE("a streamed OpenAI request asks for usage, and tools, max tokens and t
     CHECK(std::string(gb["contents"][1]["role"].GetString()) == "model");
     CHECK(std::string(gb["systemInstruction"]["parts"][0]["text"].GetString()) == "Be brief.");
     CHECK(gb["generationConfig"]["temperature"].GetDouble() == 0.5);
-    CHECK(std::string(gb["tools"][0]["functionDeclarations"][0]["name"].GetString()) == "get_weather");
+    CHECK(std::string(gb["tools"][0]["functionDeclarations"][0]["name"].GetString()) ==
+          "get_weather");
     request.stream = false;
     CHECK(build_chat_call(request)->url == "http://127.0.0.1:9/v1beta/models/m:generateContent");
 }
 
-TEST_CASE("a chat request without a model or with a schema that is not an object is invalid_argument") {
+TEST_CASE(
+    "a chat request without a model or with a schema that is not an object is invalid_argument") {
     ChatRequest request;
     auto none = build_chat_call(request);
     REQUIRE_FALSE(none.ok());
@@ -213,23 +220,29 @@ TEST_CASE("a malformed or deeply nested provider event is an error value, never 
 }
 
 TEST_CASE("non-streamed responses give the same message") {
-    auto openai = parse_chat_response(Provider::openai, R"({"id":"x","choices":[{"index":0,"message":{"role":"assistant",
+    auto openai = parse_chat_response(
+        Provider::openai, R"({"id":"x","choices":[{"index":0,"message":{"role":"assistant",
         "content":"Hi","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
         "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}})");
     REQUIRE(openai.ok());
-    CHECK(to_json(openai.value()) ==
-          R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4}})");
-    auto anthropic = parse_chat_response(Provider::anthropic, R"({"id":"msg","type":"message","role":"assistant",
+    CHECK(
+        to_json(openai.value()) ==
+        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4}})");
+    auto anthropic =
+        parse_chat_response(Provider::anthropic, R"({"id":"msg","type":"message","role":"assistant",
         "content":[{"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],
         "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}})");
     REQUIRE(anthropic.ok());
-    CHECK(to_json(anthropic.value()) ==
-          R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}})");
-    auto gemini = parse_chat_response(Provider::gemini, R"({"candidates":[{"content":{"parts":[{"text":"Yes"}],
+    CHECK(
+        to_json(anthropic.value()) ==
+        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}})");
+    auto gemini = parse_chat_response(Provider::gemini,
+                                      R"({"candidates":[{"content":{"parts":[{"text":"Yes"}],
         "role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2}})");
     REQUIRE(gemini.ok());
-    CHECK(to_json(gemini.value()) ==
-          R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2}})");
+    CHECK(
+        to_json(gemini.value()) ==
+        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2}})");
     auto not_json = parse_chat_response(Provider::openai, "<html>");
     REQUIRE_FALSE(not_json.ok());
     CHECK(not_json.error().code == ErrorCode::protocol);
@@ -242,14 +255,23 @@ TEST_CASE("provider error bodies become the provider's own words") {
         e.body = std::move(body);
         return e;
     };
-    CHECK(provider_error(Provider::openai,
-                         make(401, R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}})"))
-              .message == "HTTP 401: Incorrect API key provided");
-    CHECK(provider_error(Provider::anthropic,
-                         make(529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"))
-              .message == "HTTP 529: Overloaded (overloaded_error)");
-    CHECK(provider_error(Provider::gemini, make(400, R"([{"error":{"code":400,"message":"API key not valid.",
-        "status":"INVALID_ARGUMENT"}}])")).message == "HTTP 400: API key not valid. (INVALID_ARGUMENT)");
+    CHECK(
+        provider_error(
+            Provider::openai,
+            make(
+                401,
+                R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}})"))
+            .message == "HTTP 401: Incorrect API key provided");
+    CHECK(
+        provider_error(
+            Provider::anthropic,
+            make(529,
+                 R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"))
+            .message == "HTTP 529: Overloaded (overloaded_error)");
+    CHECK(provider_error(Provider::gemini,
+                         make(400, R"([{"error":{"code":400,"message":"API key not valid.",
+        "status":"INVALID_ARGUMENT"}}])"))
+              .message == "HTTP 400: API key not valid. (INVALID_ARGUMENT)");
     // Not JSON: the generic message stays, the body is kept.
     auto html = provider_error(Provider::openai, make(502, "<html>bad gateway</html>"));
     CHECK(html.message == "HTTP 502");
@@ -257,7 +279,9 @@ TEST_CASE("provider error bodies become the provider's own words") {
     CHECK(html.code == ErrorCode::http_status);
 }
 
-TEST_CASE("run_chat against the mock server: text, a tool call and usage in all three formats, streamed and not") {
+TEST_CASE(
+    "run_chat against the mock server: text, a tool call and usage in all three formats, streamed "
+    "and not") {
     MockServerOptions o;
     o.stream_tokens = 5;
     MockServer server(o);
@@ -272,7 +296,9 @@ TEST_CASE("run_chat against the mock server: text, a tool call and usage in all 
             request.model = "mock-model";
             request.messages = {{"user", "weather in Paris?"}};
             request.stream = stream;
-            request.tools.push_back({"get_weather", "", R"({"type":"object","properties":{"city":{"type":"string"}}})"});
+            request.tools.push_back(
+                {"get_weather", "",
+                 R"({"type":"object","properties":{"city":{"type":"string"}}})"});
             std::string streamed_text;
             nous::http::Options options;
             options.max_retries = 0;
@@ -295,17 +321,21 @@ TEST_CASE("run_chat against the mock server: text, a tool call and usage in all 
     }
 }
 
-TEST_CASE("run_chat: a 4xx is http_status with the provider's message, an in-stream error ends the stream") {
+TEST_CASE(
+    "run_chat: a 4xx is http_status with the provider's message, an in-stream error ends the "
+    "stream") {
     MockServer server;
     server.set_handler([](const nous::http::MockRequest& req, nous::http::MockResponse& res) {
         if (req.target == "/v1/messages") {
             res.status = 401;
-            res.body = R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})";
+            res.body =
+                R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})";
         } else {
             res.headers.emplace_back("Content-Type", "text/event-stream");
-            res.body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Par\"}}]}\n\n"
-                       "data: {\"error\":{\"message\":\"upstream died\"}}\n\n"
-                       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"NOT SEEN\"}}]}\n\n";
+            res.body =
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Par\"}}]}\n\n"
+                "data: {\"error\":{\"message\":\"upstream died\"}}\n\n"
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"NOT SEEN\"}}]}\n\n";
         }
         return true;
     });
@@ -329,7 +359,9 @@ TEST_CASE("run_chat: a 4xx is http_status with the provider's message, an in-str
     CHECK(broken->stream_error == std::optional<std::string>("upstream died"));
 }
 
-TEST_CASE("regression: tool-call assembly was quadratic, 200,000 calls in one event are assembled whole") {
+TEST_CASE(
+    "regression: tool-call assembly was quadratic, 200,000 calls in one event are assembled "
+    "whole") {
     // One chunk with 200,000 tool-call starts, then one argument piece each,
     // in reverse order: every lookup is of a call far from the last one.
     constexpr int calls = 200'000;
@@ -337,9 +369,11 @@ TEST_CASE("regression: tool-call assembly was quadratic, 200,000 calls in one ev
     std::string second = first;
     for (int i = 0; i < calls; ++i) {
         if (i > 0) first += ',';
-        first += R"({"index":)" + std::to_string(i) + R"(,"id":"c)" + std::to_string(i) + R"(","function":{"name":"f","arguments":""}})";
+        first += R"({"index":)" + std::to_string(i) + R"(,"id":"c)" + std::to_string(i) +
+                 R"(","function":{"name":"f","arguments":""}})";
         if (i > 0) second += ',';
-        second += R"({"index":)" + std::to_string(calls - 1 - i) + R"(,"function":{"arguments":"{}"}})";
+        second +=
+            R"({"index":)" + std::to_string(calls - 1 - i) + R"(,"function":{"arguments":"{}"}})";
     }
     first += "]}}]}";
     second += "]}}]}";

@@ -1,10 +1,11 @@
 // The log never holds a header value or a URL query; bodies are cut at 500 bytes.
 
+#include "nous/http/log.hpp"
+
 #include <catch2/catch.hpp>
 #include <mutex>
 
 #include "nous/http/client.hpp"
-#include "nous/http/log.hpp"
 #include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
@@ -38,7 +39,8 @@ TEST_CASE("an error response is logged with its body cut at 500 bytes, without s
     Capture capture;
     Options o;
     o.max_retries = 0;
-    auto r = post(server.base_url() + "/v1/x?key=QUERYSECRET", "{}", {{"Authorization", "Bearer HEADERSECRET"}}, o);
+    auto r = post(server.base_url() + "/v1/x?key=QUERYSECRET", "{}",
+                  {{"Authorization", "Bearer HEADERSECRET"}}, o);
     REQUIRE_FALSE(r.ok());
     CHECK(capture.all.find("http_status") != std::string::npos);
     CHECK(capture.all.find(std::string(500, 'e')) != std::string::npos);

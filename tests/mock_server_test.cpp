@@ -1,15 +1,17 @@
-#include <catch2/catch.hpp>
-#include <atomic>
-#include <thread>
+#include "nous/mock/mock_server.hpp"
+
 #include <arpa/inet.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
 #include "nous/http/client.hpp"
 #include "nous/http/json.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/llm/chat.hpp"
 
 using namespace nous::http;
@@ -17,13 +19,15 @@ using namespace nous::http;
 TEST_CASE("mock server: chat completion JSON, models, small and large bodies") {
     MockServer server;
     server.start();
-    auto r = post(server.base_url() + "/v1/chat/completions", R"({"model":"gpt-x","messages":[{"role":"user","content":"hi"}]})");
+    auto r = post(server.base_url() + "/v1/chat/completions",
+                  R"({"model":"gpt-x","messages":[{"role":"user","content":"hi"}]})");
     REQUIRE(r.ok());
     auto doc = parse_json(r->body);
     REQUIRE(doc.ok());
     auto& d = *doc.value();
     CHECK(std::string(d["model"].GetString()) == "gpt-x");
-    CHECK(std::string(d["choices"][0]["message"]["content"].GetString()).find("mock server") != std::string::npos);
+    CHECK(std::string(d["choices"][0]["message"]["content"].GetString()).find("mock server") !=
+          std::string::npos);
     CHECK(post(server.base_url() + "/small", "{}")->body.size() == 1024);
     CHECK(post(server.base_url() + "/large", "{}")->body.size() == 256 * 1024);
     auto bad = post(server.base_url() + "/v1/chat/completions", "not json", {}, Options{});
@@ -36,7 +40,8 @@ TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE
     o.stream_tokens = 5;
     MockServer server(o);
     server.start();
-    auto r = post(server.base_url() + "/v1/chat/completions", R"({"model":"m","stream":true,"messages":[]})");
+    auto r = post(server.base_url() + "/v1/chat/completions",
+                  R"({"model":"m","stream":true,"messages":[]})");
     REQUIRE(r.ok());
     CHECK(r->header("content-type") == std::optional<std::string_view>("text/event-stream"));
     std::size_t events = 0, at = 0;
@@ -108,13 +113,16 @@ int open_and_read_until(std::uint16_t port, const std::string& request, const st
 }
 
 std::string chat_request(const std::string& body) {
-    return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+    return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+           "application/json\r\nContent-Length: " +
            std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 }  // namespace
 
-TEST_CASE("regression: the mock built a whole reply in memory, a 1,000,000-token reply holds O(1) per connection") {
+TEST_CASE(
+    "regression: the mock built a whole reply in memory, a 1,000,000-token reply holds O(1) per "
+    "connection") {
 #ifdef NOUS_SANITIZED
     WARN("the sanitizers' allocator hides glibc's heap counters: memory not checked");
     return;
@@ -126,8 +134,10 @@ TEST_CASE("regression: the mock built a whole reply in memory, a 1,000,000-token
     const std::size_t before = heap_in_use();
     // Neither reply is read past its first bytes: the server is blocked in
     // send() with the reply's first part in the socket buffers.
-    int streamed = open_and_read_until(server.port(), chat_request(R"({"model":"m","stream":true})"), "data: ");
-    int whole = open_and_read_until(server.port(), chat_request(R"({"model":"m"})"), "\"content\":\"Hello");
+    int streamed = open_and_read_until(server.port(),
+                                       chat_request(R"({"model":"m","stream":true})"), "data: ");
+    int whole =
+        open_and_read_until(server.port(), chat_request(R"({"model":"m"})"), "\"content\":\"Hello");
     const std::size_t during = heap_in_use();
     ::close(streamed);
     ::close(whole);
@@ -142,15 +152,18 @@ TEST_CASE("mock server: a long reply is the same text streamed and whole, in eve
     MockServer server(options);
     server.start();
     std::string expected;
-    const char* const words[] = {"Hello", " from", " the", " nous", "-http", " mock", " server", ".",
-                                 " Tokens", " arrive", " one", " by", " one", " as", " requested", "!"};
+    const char* const words[] = {"Hello",   " from", " the",       " nous",   "-http", " mock",
+                                 " server", ".",     " Tokens",    " arrive", " one",  " by",
+                                 " one",    " as",   " requested", "!"};
     for (int i = 0; i < options.stream_tokens; ++i) expected += words[i % 16];
-    for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic, nous::llm::Provider::gemini}) {
+    for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic,
+                          nous::llm::Provider::gemini}) {
         for (bool stream : {true, false}) {
             INFO(nous::llm::to_string(provider) << (stream ? " streamed" : " whole"));
             nous::llm::ChatRequest request;
             request.provider = provider;
-            request.base_url = server.base_url() + (provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
+            request.base_url =
+                server.base_url() + (provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
             request.model = "m";
             request.messages = {{"user", "hi"}};
             request.stream = stream;

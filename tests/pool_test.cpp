@@ -1,19 +1,19 @@
 // The pooled backend: keep-alive reuse, stale connections, the resend rule,
 // the per-origin cap, and the fast write path.
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
-#include <vector>
 #include <thread>
+#include <vector>
 
-#include "nous/http/backend.hpp"
 #include "core/cancel.hpp"
 #include "fault_server.hpp"
-#include "transport/io_counters.hpp"
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "transport/io_counters.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -61,8 +61,9 @@ TEST_CASE("a reused connection that dies before any response byte is resent once
         if (index == 0) {
             if (!peer.read_request()) return;
             peer.send(ok_response("one"));
-            if (!peer.read_request()) return;  // the second request arrives on the kept-alive connection...
-            peer.reset();                      // ...and the server drops it without a byte of answer
+            if (!peer.read_request())
+                return;    // the second request arrives on the kept-alive connection...
+            peer.reset();  // ...and the server drops it without a byte of answer
             return;
         }
         while (peer.read_request()) peer.send(ok_response("fresh"));
@@ -116,9 +117,16 @@ struct ReadThenCloseServer {
 };
 }  // namespace
 
-TEST_CASE("regression: a POST that reached the server on a reused connection was resent silently without a key") {
+TEST_CASE(
+    "regression: a POST that reached the server on a reused connection was resent silently without "
+    "a key") {
     const std::string backend = GENERATE("pooled", "curl");
-    if (backend == "curl" && resolve_backend_name([] { Options o; o.backend = "curl"; return o; }()).value() != "curl")
+    if (backend == "curl" && resolve_backend_name([] {
+                                 Options o;
+                                 o.backend = "curl";
+                                 return o;
+                             }())
+                                     .value() != "curl")
         return;  // not built
     INFO(backend);
     ReadThenCloseServer s;
@@ -147,7 +155,9 @@ TEST_CASE("regression: a POST that reached the server on a reused connection was
     }
 }
 
-TEST_CASE("a reused connection that closes after a whole request with an Idempotency-Key is resent once, with the same key") {
+TEST_CASE(
+    "a reused connection that closes after a whole request with an Idempotency-Key is resent once, "
+    "with the same key") {
     ReadThenCloseServer s;
     Options o;
     o.max_retries = 0;  // the resend is not the retry policy's
@@ -197,7 +207,9 @@ TEST_CASE("a connection with bytes after the response is not reused") {
     CHECK(server.connections() == 2);
 }
 
-TEST_CASE("bytes that arrive after a response, while the connection sits idle, are never taken for the next response") {
+TEST_CASE(
+    "bytes that arrive after a response, while the connection sits idle, are never taken for the "
+    "next response") {
     // An unsolicited response (a buggy server's extra answer, a 408 before its
     // close) reaches the idle connection right after the first call returned:
     // the next call must not read it as its own response.
@@ -304,7 +316,9 @@ TEST_CASE("50 threads posting at once share the pool safely") {
     CHECK(server.connections_accepted() <= 64);
 }
 
-TEST_CASE("the per-thread pool cache never serves a call with other connection settings (ca_file, insecure, nodelay)") {
+TEST_CASE(
+    "the per-thread pool cache never serves a call with other connection settings (ca_file, "
+    "insecure, nodelay)") {
     FaultServer server([](Peer& peer, std::uint64_t) {
         while (peer.read_request()) peer.send(ok_response("ok"));
     });
@@ -316,7 +330,8 @@ TEST_CASE("the per-thread pool cache never serves a call with other connection s
     std::uint64_t expected = 1;
     for (int field = 0; field < 3; ++field) {
         Options other = base;
-        if (field == 0) other.ca_file = "/nonexistent/other-ca.pem";  // only TLS reads it, but it is key
+        if (field == 0)
+            other.ca_file = "/nonexistent/other-ca.pem";  // only TLS reads it, but it is key
         if (field == 1) other.insecure = true;
         if (field == 2) other.tcp_nodelay = false;
         INFO("field " << field);

@@ -1,14 +1,14 @@
 // post() against real loopback servers: correctness, errors, timeouts, cancellation.
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 
-#include "fault_server.hpp"
 #include "core/cancel.hpp"
-#include "transport/io_counters.hpp"
+#include "fault_server.hpp"
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "transport/io_counters.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -88,15 +88,20 @@ TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
     const auto key_at = head.find("Idempotency-Key: ");
     REQUIRE(key_at != std::string::npos);
     const std::string key = head.substr(key_at + 17, 36);
-    CHECK(head == "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
-                  "Host: " + host + "\r\n"
-                  "Content-Length: 7\r\n"
-                  "Content-Type: application/json\r\n"
-                  "User-Agent: nous-http/0.1\r\n"
-                  "Idempotency-Key: " + key + "\r\n"
-                  "Authorization: Bearer sk-test\r\n"
-                  "X-Custom: yes\r\n"
-                  "\r\n");
+    CHECK(head ==
+          "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
+          "Host: " +
+              host +
+              "\r\n"
+              "Content-Length: 7\r\n"
+              "Content-Type: application/json\r\n"
+              "User-Agent: nous-http/0.1\r\n"
+              "Idempotency-Key: " +
+              key +
+              "\r\n"
+              "Authorization: Bearer sk-test\r\n"
+              "X-Custom: yes\r\n"
+              "\r\n");
     // And the exact bytes without it, when the option turns it off.
     Options without_key = no_retry();
     without_key.idempotency_key = false;
@@ -105,14 +110,17 @@ TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
                  {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}}, without_key)
                 .ok());
     REQUIRE(got);
-    CHECK(head == "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
-                  "Host: " + host + "\r\n"
-                  "Content-Length: 7\r\n"
-                  "Content-Type: application/json\r\n"
-                  "User-Agent: nous-http/0.1\r\n"
-                  "Authorization: Bearer sk-test\r\n"
-                  "X-Custom: yes\r\n"
-                  "\r\n");
+    CHECK(head ==
+          "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
+          "Host: " +
+              host +
+              "\r\n"
+              "Content-Length: 7\r\n"
+              "Content-Type: application/json\r\n"
+              "User-Agent: nous-http/0.1\r\n"
+              "Authorization: Bearer sk-test\r\n"
+              "X-Custom: yes\r\n"
+              "\r\n");
     CHECK(body == R"({"a":1})");
 }
 
@@ -174,7 +182,9 @@ TEST_CASE("redirects are never followed: http_status with the 3xx and its body, 
     FaultServer server([&](Peer& peer, std::uint64_t) {
         while (peer.read_request()) {
             ++requests;
-            peer.send("HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/\r\nContent-Length: 5\r\n\r\nmoved");
+            peer.send(
+                "HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/\r\nContent-Length: "
+                "5\r\n\r\nmoved");
         }
     });
     auto r = post(server.url("/x"), "{}", {}, no_retry());
@@ -189,7 +199,8 @@ TEST_CASE("redirects are never followed: http_status with the 3xx and its body, 
 TEST_CASE("every 1xx is skipped (100, 102, 103), 204 and 304 carry no body") {
     auto server = answering(
         "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n"
-        "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody");
+        "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: "
+        "4\r\n\r\nbody");
     auto r = post(server.url(), "{}");
     REQUIRE(r.ok());
     CHECK(r->status == 200);
@@ -214,21 +225,24 @@ TEST_CASE("a body short of its Content-Length is truncated, never a short succes
 }
 
 TEST_CASE("a chunked body without its last chunk is truncated") {
-    auto server = one_shot("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nab");
+    auto server =
+        one_shot("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nab");
     auto r = post(server.url(), "{}", {}, no_retry());
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::truncated);
 }
 
 TEST_CASE("a bad chunk size is a protocol error") {
-    auto server = one_shot("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nnothex\r\n");
+    auto server =
+        one_shot("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nnothex\r\n");
     auto r = post(server.url(), "{}", {}, no_retry());
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::protocol);
 }
 
 TEST_CASE("a reset mid-body is truncated") {
-    auto server = one_shot("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial", /*reset=*/true);
+    auto server =
+        one_shot("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial", /*reset=*/true);
     auto r = post(server.url(), "{}", {}, no_retry());
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::truncated);
@@ -324,7 +338,8 @@ TEST_CASE("a server that never answers trips the idle read timeout") {
     CHECK(r.error().code == ErrorCode::timeout_read);
 }
 
-TEST_CASE("a body that drips steadily never trips the idle timeout but does trip the total deadline") {
+TEST_CASE(
+    "a body that drips steadily never trips the idle timeout but does trip the total deadline") {
     FaultServer server([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
         peer.send("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n");
@@ -426,8 +441,8 @@ TEST_CASE("SIGPIPE never kills the process: writing to a peer that reset") {
     REQUIRE_FALSE(r.ok());
     // The RST can race libcurl's connect bookkeeping: either name is fair here;
     // what this test guards is that the process survives.
-    CHECK((r.error().code == ErrorCode::connection_closed || r.error().code == ErrorCode::truncated ||
-           r.error().code == ErrorCode::connect_failed));
+    CHECK((r.error().code == ErrorCode::connection_closed ||
+           r.error().code == ErrorCode::truncated || r.error().code == ErrorCode::connect_failed));
 }
 
 TEST_CASE("a 1 MiB request body arrives whole, in large writes", "[pooled]") {

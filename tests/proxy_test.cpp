@@ -1,12 +1,13 @@
 // Proxies from the environment: https through CONNECT, http in absolute form,
 // no_proxy, and upper-case HTTP_PROXY ignored (httpoxy).
 
+#include "core/proxy.hpp"
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
-#include "core/proxy.hpp"
 #include "proxy_server.hpp"
 #include "test_helpers.hpp"
 #include "tls_fixture.hpp"
@@ -40,7 +41,8 @@ TEST_CASE("https goes through the proxy with CONNECT, and the TLS host check sti
     REQUIRE(r.ok());
     CHECK(r->body == "tls-ok");
     CHECK(proxy.connects() == 1);
-    CHECK(proxy.last_request_line() == "CONNECT localhost:" + std::to_string(origin.port()) + " HTTP/1.1");
+    CHECK(proxy.last_request_line() ==
+          "CONNECT localhost:" + std::to_string(origin.port()) + " HTTP/1.1");
 }
 
 TEST_CASE("HTTPS_PROXY (upper case) works for https, with credentials from the proxy URL") {

@@ -1,14 +1,15 @@
 // The retry policy, with injected clock, sleeper and randomness so that the
 // exact delays asked for are asserted (no test waits for real).
 
+#include "core/retry.hpp"
+
 #include <catch2/catch.hpp>
 #include <mutex>
 
 #include "codec/retry_hint.hpp"
 #include "nous/http/client.hpp"
-#include "nous/mock/mock_server.hpp"
-#include "core/retry.hpp"
 #include "nous/http/testing.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 using namespace std::chrono_literals;
@@ -52,7 +53,8 @@ struct ScriptedServer {
     }
 };
 
-MockResponse status(int code, std::vector<std::pair<std::string, std::string>> headers = {}, std::string body = "{}") {
+MockResponse status(int code, std::vector<std::pair<std::string, std::string>> headers = {},
+                    std::string body = "{}") {
     MockResponse r;
     r.status = code;
     r.headers = std::move(headers);
@@ -77,12 +79,18 @@ TEST_CASE("retry hints: retry-after-ms, Retry-After seconds and HTTP-date, Googl
     using detail::parse_retry_hint;
     CHECK(parse_retry_hint({{"retry-after", "42"}}, "") == Milliseconds(42000));
     CHECK(parse_retry_hint({{"retry-after", "1.5"}}, "") == Milliseconds(1500));
-    CHECK(parse_retry_hint({{"retry-after-ms", "250"}, {"retry-after", "9"}}, "") == Milliseconds(250));
-    CHECK(parse_retry_hint({}, R"({"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}})") ==
-          Milliseconds(7000));
-    CHECK(parse_retry_hint({}, R"([{"error":{"details":[{"retryDelay":"1.500s"}]}}])") == Milliseconds(1500));
+    CHECK(parse_retry_hint({{"retry-after-ms", "250"}, {"retry-after", "9"}}, "") ==
+          Milliseconds(250));
+    CHECK(
+        parse_retry_hint(
+            {},
+            R"({"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}})") ==
+        Milliseconds(7000));
+    CHECK(parse_retry_hint({}, R"([{"error":{"details":[{"retryDelay":"1.500s"}]}}])") ==
+          Milliseconds(1500));
     CHECK_FALSE(parse_retry_hint({{"retry-after", "soon"}}, "not json").has_value());
-    CHECK(parse_retry_hint({{"retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"}}, "") == Milliseconds(0));
+    CHECK(parse_retry_hint({{"retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"}}, "") ==
+          Milliseconds(0));
     // A date 30 s ahead parses to about 30 s.
     std::time_t ahead = std::time(nullptr) + 30;
     char date[64];

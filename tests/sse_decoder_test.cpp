@@ -17,7 +17,8 @@ TEST_CASE("an event with exactly the cap of data is delivered, one byte more is 
         std::string input;
         if (split_lines) {
             data[cap / 2] = '\n';  // two data lines joined by \n, still `cap` bytes in all
-            input = "data: " + data.substr(0, cap / 2) + "\ndata: " + data.substr(cap / 2 + 1) + "\n\n";
+            input =
+                "data: " + data.substr(0, cap / 2) + "\ndata: " + data.substr(cap / 2 + 1) + "\n\n";
         } else {
             input = "data: " + data + "\n\n";
         }
@@ -25,13 +26,16 @@ TEST_CASE("an event with exactly the cap of data is delivered, one byte more is 
         REQUIRE(ok.outcome == "clean");
         REQUIRE(ok.events.size() == 1);
         CHECK(ok.events[0].data == data);
-        std::string over = split_lines ? "data: " + data.substr(0, cap / 2) + "\ndata: " + data.substr(cap / 2 + 1) + "y\n\n"
+        std::string over = split_lines ? "data: " + data.substr(0, cap / 2) +
+                                             "\ndata: " + data.substr(cap / 2 + 1) + "y\n\n"
                                        : "data: " + data + "y\n\n";
-        CHECK(run_decoder([] { return make_sse_decoder(); }, over, {}).outcome == "buffer_overflow");
+        CHECK(run_decoder([] { return make_sse_decoder(); }, over, {}).outcome ==
+              "buffer_overflow");
     }
     // A single line longer than the cap plus its field name, with no newline yet.
     std::string endless = "event: " + std::string(cap + 8, 'e');
-    CHECK(run_decoder([] { return make_sse_decoder(); }, endless, every_byte(0)).outcome == "buffer_overflow");
+    CHECK(run_decoder([] { return make_sse_decoder(); }, endless, every_byte(0)).outcome ==
+          "buffer_overflow");
 }
 
 TEST_CASE("one 8 MiB event split into 1400-byte chunks is decoded with linear work") {

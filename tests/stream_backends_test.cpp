@@ -6,8 +6,8 @@
 
 #include "nous/http/backend.hpp"
 #include "nous/http/log.hpp"
-#include "nous/mock/mock_server.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/mock/mock_server.hpp"
 
 using namespace nous::http;
 
@@ -15,7 +15,7 @@ namespace {
 
 /// A stream backend that answers from memory: one event naming itself.
 class CannedSource : public ChunkSource {
-public:
+  public:
     explicit CannedSource(std::string body) : body_(std::move(body)) {}
     Piece next() override {
         Piece p;
@@ -27,19 +27,20 @@ public:
     }
     void cancel() noexcept override {}
 
-private:
+  private:
     std::string body_;
     bool sent_ = false;
 };
 
 class CannedBackend : public StreamBackend {
-public:
+  public:
     explicit CannedBackend(std::string name) : name_(std::move(name)) {}
     Stream open(const Request&, const Options& options) override {
-        return Stream(std::make_unique<CannedSource>("data: from " + name_ + "\n\n"), decoder_for(options));
+        return Stream(std::make_unique<CannedSource>("data: from " + name_ + "\n\n"),
+                      decoder_for(options));
     }
 
-private:
+  private:
     std::string name_;
 };
 
@@ -50,7 +51,8 @@ void register_canned(const std::string& name) {
 std::string first_data(Stream s) {
     auto item = s.next();
     if (!item) return "<none>";
-    return item->is_event() ? item->event.data : "<error " + std::string(to_string(item->error->code)) + ">";
+    return item->is_event() ? item->event.data
+                            : "<error " + std::string(to_string(item->error->code)) + ">";
 }
 
 struct Env {
@@ -81,11 +83,13 @@ TEST_CASE("streams: per-call beats env beats config beats the window default") {
     CHECK(resolve_stream_backend_name({}).value() == "window");
     MockServer server;
     server.start();
-    CHECK(first_data(stream(server.base_url() + "/v1/chat/completions", R"({"stream":true})")).find("chat.completion.chunk") !=
-          std::string::npos);
+    CHECK(first_data(stream(server.base_url() + "/v1/chat/completions", R"({"stream":true})"))
+              .find("chat.completion.chunk") != std::string::npos);
 }
 
-TEST_CASE("streams: an unknown per-call name is invalid_argument, an unknown env name falls back to config, warned once") {
+TEST_CASE(
+    "streams: an unknown per-call name is invalid_argument, an unknown env name falls back to "
+    "config, warned once") {
     Options o;
     o.stream_backend = "no.such.stream";
     CHECK(first_data(stream(kUnreachable, "{}", {}, o)) == "<error invalid_argument>");

@@ -1,27 +1,26 @@
 // stream() against loopback servers, for both built-in stream backends.
 
-#include <catch2/catch.hpp>
+#include "nous/http/stream.hpp"
+
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "core/cancel.hpp"
 #include "fault_server.hpp"
-#include "test_helpers.hpp"
 #include "nous/http/json.hpp"
-#include "nous/mock/mock_server.hpp"
-#include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
+#include "nous/mock/mock_server.hpp"
+#include "test_helpers.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-
 
 Options with_backend(const std::string& backend) {
     Options o;
@@ -37,10 +36,11 @@ TEST_CASE("hello, world, DONE: two events, then done, then the end") {
     INFO("backend " << backend);
     FaultServer server([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
-        peer.send(kSseHead + chunk("data: hello\n\n") + chunk("data:  world\n\n") + chunk("data: [DONE]\n\n") +
-                  "0\r\n\r\n");
+        peer.send(kSseHead + chunk("data: hello\n\n") + chunk("data:  world\n\n") +
+                  chunk("data: [DONE]\n\n") + "0\r\n\r\n");
     });
-    Stream s = stream(server.url("/v1/chat/completions"), R"({"stream":true})", {}, with_backend(backend));
+    Stream s =
+        stream(server.url("/v1/chat/completions"), R"({"stream":true})", {}, with_backend(backend));
     auto items = drain(s);
     REQUIRE(items.size() == 3);
     CHECK(items[0].is_event());
@@ -52,7 +52,8 @@ TEST_CASE("hello, world, DONE: two events, then done, then the end") {
     CHECK(s.stats().items == 2);
     CHECK(s.stats().status == 200);
     bool has_type = false;
-    for (auto& [k, v] : s.response_headers()) has_type |= k == "content-type" && v == "text/event-stream";
+    for (auto& [k, v] : s.response_headers())
+        has_type |= k == "content-type" && v == "text/event-stream";
     CHECK(has_type);
 }
 
@@ -64,8 +65,8 @@ TEST_CASE("the mock server's streamed completion arrives token by token, range-f
     server.start();
     std::string text;
     bool done = false;
-    Stream s = stream(server.base_url() + "/v1/chat/completions", R"({"model":"m","stream":true,"messages":[]})", {},
-                      with_backend(backend));
+    Stream s = stream(server.base_url() + "/v1/chat/completions",
+                      R"({"model":"m","stream":true,"messages":[]})", {}, with_backend(backend));
     for (auto& item : s) {
         if (item.is_done()) done = true;
         if (!item.is_event()) continue;
@@ -84,7 +85,8 @@ TEST_CASE("the mock server's streamed completion arrives token by token, range-f
 TEST_CASE("a caller's Accept and Content-Type are kept (names compared case-insensitively)") {
     MockServer server;
     server.start();
-    Stream s = stream(server.base_url() + "/echo", "x", {{"ACCEPT", "application/x-ndjson"}, {"Content-Type", "text/plain"}});
+    Stream s = stream(server.base_url() + "/echo", "x",
+                      {{"ACCEPT", "application/x-ndjson"}, {"Content-Type", "text/plain"}});
     drain(s);
     auto request = server.last_request();
     CHECK(request.header("accept") == std::optional<std::string>("application/x-ndjson"));
@@ -98,7 +100,9 @@ TEST_CASE("a 500 is one error item with status, headers and body") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer server([](Peer& peer, std::uint64_t) {
         while (peer.read_request())
-            peer.send("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 14\r\nX-Request-Id: r1\r\n\r\n{\"error\":\"x\"}\n");
+            peer.send(
+                "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 14\r\nX-Request-Id: "
+                "r1\r\n\r\n{\"error\":\"x\"}\n");
     });
     Stream s = stream(server.url(), "{}", {}, with_backend(backend));
     auto items = drain(s);
@@ -211,13 +215,16 @@ TEST_CASE("cancel from another thread ends a stream blocked in a read") {
     CHECK_FALSE(s.next().has_value());
 }
 
-TEST_CASE("regression: streams ignored Options::cancel, a shared token ends every stream and post that holds it") {
+TEST_CASE(
+    "regression: streams ignored Options::cancel, a shared token ends every stream and post that "
+    "holds it") {
     const std::string backend = GENERATE("window", "pull");
     std::atomic<int> stalled{0};
     FaultServer server([&](Peer& peer, std::uint64_t) {
         std::string head;
         if (!peer.read_request(&head)) return;
-        if (head.find("/stream") != std::string::npos) peer.send(kSseHead + chunk("data: first\n\n"));
+        if (head.find("/stream") != std::string::npos)
+            peer.send(kSseHead + chunk("data: first\n\n"));
         ++stalled;
         peer.stall();
     });
@@ -247,7 +254,9 @@ TEST_CASE("regression: streams ignored Options::cancel, a shared token ends ever
     CHECK(posted->error().code == ErrorCode::cancelled);
 }
 
-TEST_CASE("a shared token reaches a stream in connect, and one cancelled before stream() ends it at once") {
+TEST_CASE(
+    "a shared token reaches a stream in connect, and one cancelled before stream() ends it at "
+    "once") {
     const std::string backend = GENERATE("window", "pull");
     BlackholeListener blackhole;
     CancelToken token;
@@ -290,9 +299,12 @@ TEST_CASE("retries apply before the first event: 503 then a stream") {
     FaultServer server([&](Peer& peer, std::uint64_t) {
         while (peer.read_request()) {
             if (requests++ == 0) {
-                peer.send("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n");
+                peer.send(
+                    "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: "
+                    "0\r\n\r\n");
             } else {
-                peer.send(kSseHead + chunk("data: ok\n\n") + chunk("data: [DONE]\n\n") + "0\r\n\r\n");
+                peer.send(kSseHead + chunk("data: ok\n\n") + chunk("data: [DONE]\n\n") +
+                          "0\r\n\r\n");
             }
         }
     });
@@ -326,7 +338,8 @@ TEST_CASE("pull: streams that end at DONE still give their connection back") {
     MockServer server;
     server.start();
     for (int i = 0; i < 5; ++i) {
-        Stream s = stream(server.base_url() + "/v1/chat/completions", R"({"stream":true})", {}, with_backend("pull"));
+        Stream s = stream(server.base_url() + "/v1/chat/completions", R"({"stream":true})", {},
+                          with_backend("pull"));
         bool done = false;
         while (auto item = s.next())
             if (item->is_done()) done = true;
@@ -362,13 +375,15 @@ TEST_CASE("NDJSON and JSON-array streams are selected by an option") {
         while (peer.read_request(&head)) {
             bool array = head.find("POST /array") == 0;
             std::string body = array ? "[{\"a\":1},\n{\"b\":2}]" : "{\"a\":1}\n{\"b\":2}\n";
-            peer.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+            peer.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                      "\r\n\r\n" + body);
         }
     });
     for (auto format : {StreamFormat::ndjson, StreamFormat::json_array}) {
         Options o = with_backend(backend);
         o.stream_format = format;
-        Stream s = stream(server.url(format == StreamFormat::json_array ? "/array" : "/lines"), "{}", {}, o);
+        Stream s = stream(server.url(format == StreamFormat::json_array ? "/array" : "/lines"),
+                          "{}", {}, o);
         auto items = drain(s);
         REQUIRE(items.size() == 2);
         CHECK(items[0].event.data == "{\"a\":1}");
@@ -378,11 +393,12 @@ TEST_CASE("NDJSON and JSON-array streams are selected by an option") {
 
 TEST_CASE("a custom decoder is used when given") {
     class Upper : public Decoder {
-    public:
+      public:
         std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool&) override {
             Event e;
             e.type = "upper";
-            for (char c : bytes) e.data += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            for (char c : bytes)
+                e.data += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
             out.push_back(e);
             return std::nullopt;
         }
@@ -401,15 +417,21 @@ TEST_CASE("a custom decoder is used when given") {
 
 TEST_CASE("next_view gives the same items as next, without a copy, however the body is cut") {
     const std::string backend = GENERATE("window", "pull");
-    const std::string events = "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n" "data: line1\ndata: line2\n\n"
-                               ": comment\nid\nretry: 50\ndata: \"q\"\n\n" "data: " + std::string(5000, 'z') +
-                               "\n\n" "data: [DONE]\n\n";
+    const std::string events =
+        "event: delta\nid: 7\ndata: {\"t\":\"a\"}\n\n"
+        "data: line1\ndata: line2\n\n"
+        ": comment\nid\nretry: 50\ndata: \"q\"\n\n"
+        "data: " +
+        std::string(5000, 'z') +
+        "\n\n"
+        "data: [DONE]\n\n";
     for (std::size_t piece : {std::size_t(1), std::size_t(7), std::size_t(1 << 20)}) {
         CAPTURE(backend, piece);
         FaultServer server([&](Peer& peer, std::uint64_t) {
             while (peer.read_request()) {
                 std::string out = kSseHead;
-                for (std::size_t i = 0; i < events.size(); i += piece) out += chunk(events.substr(i, piece));
+                for (std::size_t i = 0; i < events.size(); i += piece)
+                    out += chunk(events.substr(i, piece));
                 peer.send(out + "0\r\n\r\n");
             }
         });

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "core/url.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace nous::http;
 using namespace nous::http::detail;
@@ -36,9 +36,10 @@ TEST_CASE("parse_url handles IPv6 literals and userinfo") {
 }
 
 TEST_CASE("parse_url refuses bad input with invalid_argument") {
-    for (const char* bad : {"ftp://x/y", "example.com/x", "http://", "http:///path", "http://host:0/",
-                            "http://host:65536/", "http://host:12ab/", "http://host:/", "http://ho st/",
-                            "http://host/a\r\nX: y", "http://[::1/x", "http://exa$mple.com/"}) {
+    for (const char* bad :
+         {"ftp://x/y", "example.com/x", "http://", "http:///path", "http://host:0/",
+          "http://host:65536/", "http://host:12ab/", "http://host:/", "http://ho st/",
+          "http://host/a\r\nX: y", "http://[::1/x", "http://exa$mple.com/"}) {
         INFO(bad);
         auto u = parse_url(bad);
         REQUIRE_FALSE(u.ok());
@@ -61,8 +62,8 @@ TEST_CASE("regression: a password read as a port is never quoted in the error") 
 }
 
 TEST_CASE("redact_url hides the values of credential query parameters, whatever their case") {
-    for (const char* name : {"key", "api_key", "apikey", "api-key", "access_token", "token", "sig", "signature",
-                             "password", "secret", "API_KEY", "Access_Token"}) {
+    for (const char* name : {"key", "api_key", "apikey", "api-key", "access_token", "token", "sig",
+                             "signature", "password", "secret", "API_KEY", "Access_Token"}) {
         INFO(name);
         const std::string url = std::string("https://x/y?alt=sse&") + name + "=SECRET&n=1";
         CHECK(redact_url(url) == std::string("https://x/y?alt=sse&") + name + "=[REDACTED]&n=1");

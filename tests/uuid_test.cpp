@@ -1,13 +1,13 @@
 // core/uuid: the Idempotency-Key generator.
 
-#include <catch2/catch.hpp>
+#include "core/uuid.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <set>
 #include <string>
-
-#include "core/uuid.hpp"
 
 using nous::http::detail::uuid_v4;
 
@@ -35,7 +35,8 @@ TEST_CASE("regression: a fork()ed child drew the same Idempotency-Keys as its pa
     if (child == 0) {
         std::string keys;
         for (int i = 0; i < 4; ++i) keys += uuid_v4();
-        const bool ok = ::write(pipe_fds[1], keys.data(), keys.size()) == static_cast<ssize_t>(keys.size());
+        const bool ok =
+            ::write(pipe_fds[1], keys.data(), keys.size()) == static_cast<ssize_t>(keys.size());
         ::_exit(ok ? 0 : 1);
     }
     ::close(pipe_fds[1]);
@@ -53,5 +54,6 @@ TEST_CASE("regression: a fork()ed child drew the same Idempotency-Keys as its pa
     ::waitpid(child, &status, 0);
     REQUIRE(got == from_child.size());
     for (int i = 0; i < 4; ++i)
-        for (int k = 0; k < 4; ++k) CHECK(parent.substr(36 * i, 36) != from_child.substr(36 * k, 36));
+        for (int k = 0; k < 4; ++k)
+            CHECK(parent.substr(36 * i, 36) != from_child.substr(36 * k, 36));
 }

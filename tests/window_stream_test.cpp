@@ -1,10 +1,10 @@
 // The byte window: a slow consumer bounds memory and, through TCP, the server.
 
-#include <catch2/catch.hpp>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "fault_server.hpp"
@@ -31,7 +31,9 @@ Options windowed(std::size_t high, std::size_t low) {
 
 }  // namespace
 
-TEST_CASE("a stalled consumer: in-flight bytes stay under high + one chunk, the server is held back by TCP") {
+TEST_CASE(
+    "a stalled consumer: in-flight bytes stay under high + one chunk, the server is held back by "
+    "TCP") {
     constexpr std::size_t high = 1024 * kKiB, low = 256 * kKiB;
     constexpr std::uint64_t total = 64ull << 20;
     Firehose firehose(total);
@@ -44,7 +46,8 @@ TEST_CASE("a stalled consumer: in-flight bytes stay under high + one chunk, the 
     CHECK(stats.peak_inflight_bytes <= high + chunk);
     // What the server got rid of: the window, one chunk, the receive and send
     // buffers (the kernel doubles both for bookkeeping), and framing slack.
-    const std::uint64_t bound = high + chunk + 2 * kClientReceiveBuffer + 2 * kServerSendBuffer + 64 * kKiB;
+    const std::uint64_t bound =
+        high + chunk + 2 * kClientReceiveBuffer + 2 * kServerSendBuffer + 64 * kKiB;
     CHECK(firehose.written.load() <= bound);
     CHECK(firehose.written.load() < total / 10);
     // The consumer resumes: every event arrives, nothing was lost.
@@ -59,7 +62,9 @@ TEST_CASE("a stalled consumer: in-flight bytes stay under high + one chunk, the 
     CHECK(s.stats().parked.count() > 0);
 }
 
-TEST_CASE("parked past the maximum wait: the request is aborted and the next item is backpressure_overflow") {
+TEST_CASE(
+    "parked past the maximum wait: the request is aborted and the next item is "
+    "backpressure_overflow") {
     Firehose firehose(256ull << 20);
     Options o = windowed(512 * kKiB, 128 * kKiB);
     o.window_max_park = 200ms;
@@ -88,7 +93,8 @@ TEST_CASE("a parked reader is cancelled promptly, by cancel() or by dropping the
     for (bool drop : {false, true}) {
         INFO("drop the handle: " << drop);
         Firehose firehose(256ull << 20);
-        std::optional<Stream> s(stream(firehose.server.url(), "{}", {}, windowed(512 * kKiB, 128 * kKiB)));
+        std::optional<Stream> s(
+            stream(firehose.server.url(), "{}", {}, windowed(512 * kKiB, 128 * kKiB)));
         REQUIRE(s->next()->is_event());
         REQUIRE(wait_until([&] { return s->stats().parks >= 1; }));
         if (drop) {

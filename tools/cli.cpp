@@ -18,7 +18,8 @@ using namespace nous::http;
 
 int exit_code_for(const Error& e) {
     switch (e.code) {
-        case ErrorCode::invalid_argument: return usage;
+        case ErrorCode::invalid_argument:
+            return usage;
         case ErrorCode::dns_failed:
         case ErrorCode::connect_failed:
         case ErrorCode::connection_closed:
@@ -27,16 +28,20 @@ int exit_code_for(const Error& e) {
         case ErrorCode::protocol:
         case ErrorCode::too_large:
         case ErrorCode::backend_unavailable:
-        case ErrorCode::cancelled: return connection;
+        case ErrorCode::cancelled:
+            return connection;
         case ErrorCode::timeout_connect:
         case ErrorCode::timeout_read:
         case ErrorCode::timeout_total:
-        case ErrorCode::pool_timeout: return timeout;
-        case ErrorCode::http_status: return e.status >= 400 ? http_error : ok;
+        case ErrorCode::pool_timeout:
+            return timeout;
+        case ErrorCode::http_status:
+            return e.status >= 400 ? http_error : ok;
         case ErrorCode::backpressure_overflow:
         case ErrorCode::buffer_overflow:
         case ErrorCode::saturated:
-        case ErrorCode::malformed_stream: return stream_error;
+        case ErrorCode::malformed_stream:
+            return stream_error;
     }
     return connection;
 }
@@ -105,14 +110,16 @@ bool read_data_argument(const std::string& arg, std::string& body, std::string& 
 }
 
 void ConnectionOptions::add_to(po::options_description& desc) {
-    desc.add_options()
-        ("header,H", po::value(&header_args_)->composing(), "extra request header 'K: V' (repeatable)")
-        ("connect-timeout-ms", po::value(&connect_ms_), "connect timeout (resolution, TCP, TLS)")
-        ("timeout-ms", po::value(&timeout_ms_), "idle read timeout, waiting for the headers included")
-        ("retry", po::value(&retry_), "retries on connect failures and 408/409/429/5xx (default 0)")
-        ("verbose,v", "the request (secrets redacted) and the response's timings and headers to stderr")
-        ("insecure", "do not verify the server certificate")
-        ("cacert", po::value(&cacert_), "trust this CA (PEM) besides the system store");
+    desc.add_options()("header,H", po::value(&header_args_)->composing(),
+                       "extra request header 'K: V' (repeatable)")(
+        "connect-timeout-ms", po::value(&connect_ms_), "connect timeout (resolution, TCP, TLS)")(
+        "timeout-ms", po::value(&timeout_ms_),
+        "idle read timeout, waiting for the headers included")(
+        "retry", po::value(&retry_), "retries on connect failures and 408/409/429/5xx (default 0)")(
+        "verbose,v",
+        "the request (secrets redacted) and the response's timings and headers to stderr")(
+        "insecure", "do not verify the server certificate")(
+        "cacert", po::value(&cacert_), "trust this CA (PEM) besides the system store");
 }
 
 void ConnectionOptions::take_flags(const po::variables_map& vm) {
@@ -157,8 +164,8 @@ void ConnectionOptions::set_log_level() const {
 }
 
 std::optional<int> parse_command(std::string_view command, int argc, char** argv,
-                                 const po::options_description& desc, po::variables_map& vm, const char* name,
-                                 std::string* positional_value) {
+                                 const po::options_description& desc, po::variables_map& vm,
+                                 const char* name, std::string* positional_value) {
     po::options_description all;
     all.add(desc);
     po::positional_options_description positional;

@@ -5,7 +5,6 @@
 // contract (docs/design/nouscli.md). Public API only, like any application.
 
 #include <boost/program_options.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -43,7 +42,7 @@ bool read_data_argument(const std::string& arg, std::string& body, std::string& 
 
 /// The options of every subcommand that makes a request.
 class ConnectionOptions {
-public:
+  public:
     void add_to(po::options_description& desc);
     /// Headers and --retry checked; false with `error` set (a usage error).
     bool parse(Headers& headers, std::string& error) const;
@@ -55,7 +54,7 @@ public:
     /// After parsing: the flags po stored.
     void take_flags(const po::variables_map& vm);
 
-private:
+  private:
     std::vector<std::string> header_args_;
     std::string cacert_;
     long long connect_ms_ = -1, timeout_ms_ = -1;
@@ -68,7 +67,8 @@ private:
 /// here (a usage error, or --help printed).
 std::optional<int> parse_command(std::string_view command, int argc, char** argv,
                                  const po::options_description& desc, po::variables_map& vm,
-                                 const char* name = nullptr, std::string* positional_value = nullptr);
+                                 const char* name = nullptr,
+                                 std::string* positional_value = nullptr);
 
 int cmd_post(int argc, char** argv);
 int cmd_chat(int argc, char** argv);

@@ -17,16 +17,16 @@ int cmd_chat(int argc, char** argv) {
     std::string provider_name = "openai", base_url, model, system, api_key_env;
     int max_tokens = -1;
     ConnectionOptions connection;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("provider", po::value(&provider_name), "openai|anthropic|gemini (default openai)")
-        ("base-url", po::value(&base_url), "API base URL (default: the provider's)")
-        ("model", po::value(&model), "model name (required)")
-        ("system", po::value(&system), "system prompt")
-        ("max-tokens", po::value(&max_tokens), "maximum output tokens (anthropic: 1024 unless given)")
-        ("no-stream", "one non-streaming request")
-        ("json", "print the final message as one JSON object instead of the text")
-        ("api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)");
+    desc.add_options()("help,h", "show this help")("provider", po::value(&provider_name),
+                                                   "openai|anthropic|gemini (default openai)")(
+        "base-url", po::value(&base_url), "API base URL (default: the provider's)")(
+        "model", po::value(&model), "model name (required)")("system", po::value(&system),
+                                                             "system prompt")(
+        "max-tokens", po::value(&max_tokens),
+        "maximum output tokens (anthropic: 1024 unless given)")("no-stream",
+                                                                "one non-streaming request")(
+        "json", "print the final message as one JSON object instead of the text")(
+        "api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)");
     connection.add_to(desc);
     std::string prompt;
     po::variables_map vm;
@@ -39,11 +39,13 @@ int cmd_chat(int argc, char** argv) {
     nous::llm::ChatRequest request;
     std::string bad;
     if (!connection.parse(request.headers, bad)) return usage_error("chat", bad);
-    if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (prompt == "-")
+        prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
     const char* key = std::getenv(api_key_env.c_str());
     // A missing key exits 2 before any connection.
-    if (!key || !*key) return usage_error("chat", api_key_env + " is not set (the API key; see --api-key-env)");
+    if (!key || !*key)
+        return usage_error("chat", api_key_env + " is not set (the API key; see --api-key-env)");
 
     request.provider = *provider;
     request.base_url = base_url;

@@ -16,15 +16,16 @@ int cmd_mock_server(int argc, char** argv) {
     MockServerOptions o;
     int port = 8080;
     long long first_token_ms = 0;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("port", po::value(&port), "port (0: ephemeral; printed on start)")
-        ("bind", po::value(&o.bind_address), "bind address (default 127.0.0.1)")
-        ("nagle", "Nagle on, headers and body in separate writes")
-        ("tokens", po::value(&o.stream_tokens), "tokens per completion")
-        ("tokens-per-second", po::value(&o.tokens_per_second), "stream pacing (0: as fast as possible)")
-        ("first-token-ms", po::value(&first_token_ms), "latency before the first streamed token")
-        ("tool-call", po::value(&o.tool_call), "chat replies call this tool (default: only when tools are offered)");
+    desc.add_options()("help,h", "show this help")("port", po::value(&port),
+                                                   "port (0: ephemeral; printed on start)")(
+        "bind", po::value(&o.bind_address), "bind address (default 127.0.0.1)")(
+        "nagle", "Nagle on, headers and body in separate writes")(
+        "tokens", po::value(&o.stream_tokens), "tokens per completion")(
+        "tokens-per-second", po::value(&o.tokens_per_second),
+        "stream pacing (0: as fast as possible)")("first-token-ms", po::value(&first_token_ms),
+                                                  "latency before the first streamed token")(
+        "tool-call", po::value(&o.tool_call),
+        "chat replies call this tool (default: only when tools are offered)");
     po::variables_map vm;
     if (auto end = parse_command("mock-server", argc, argv, desc, vm)) return *end;
     if (port < 0 || port > 65535) return usage_error("mock-server", "bad --port");

@@ -24,21 +24,24 @@ namespace {
 /// Stream output that gives up when the reader stops reading: `--max-wait-ms`
 /// bounds a stdout that accepts nothing, as it bounds a parked window.
 class BoundedWriter {
-public:
+  public:
     enum class Result { ok, closed, stalled };
 
-    BoundedWriter(std::FILE* out, std::chrono::milliseconds max_wait) : fd_(fileno(out)), max_wait_(max_wait) {
+    BoundedWriter(std::FILE* out, std::chrono::milliseconds max_wait)
+        : fd_(fileno(out)), max_wait_(max_wait) {
         std::fflush(out);
         struct stat st {};
         // On a pipe or socket, POLLOUT promises room for PIPE_BUF bytes only:
         // larger writes could block past the bound.
-        if (fstat(fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) piece_ = PIPE_BUF;
+        if (fstat(fd_, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+            piece_ = PIPE_BUF;
     }
 
     Result write(std::string_view data) {
         while (!data.empty()) {
             pollfd p{fd_, POLLOUT, 0};
-            const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(max_wait_.count(), 1 << 30)));
+            const int rc =
+                ::poll(&p, 1, static_cast<int>(std::min<long long>(max_wait_.count(), 1 << 30)));
             if (rc < 0) {
                 if (errno == EINTR) continue;
                 return Result::closed;
@@ -54,7 +57,7 @@ public:
         return Result::ok;
     }
 
-private:
+  private:
     int fd_;
     std::chrono::milliseconds max_wait_;
     std::size_t piece_ = std::size_t(1) << 30;
@@ -76,8 +79,8 @@ std::string jsonl_line(const Event& e) {
 
 /// Prints items as they arrive, flushed per item. stdout is blocking: a reader
 /// that stops reading stalls this loop and, through the window, the socket.
-int run_stream(const std::string& url, const std::string& body, const Headers& headers, const Options& options,
-               const std::string& format, std::FILE* out, bool include) {
+int run_stream(const std::string& url, const std::string& body, const Headers& headers,
+               const Options& options, const std::string& format, std::FILE* out, bool include) {
     Stream s = stream(url, body, headers, options);
     const auto max_wait = options.window_max_park.value_or(defaults::window_max_park);
     BoundedWriter writer(out, max_wait);
@@ -107,8 +110,8 @@ int run_stream(const std::string& url, const std::string& body, const Headers& h
         }
         if (written == BoundedWriter::Result::stalled) {
             s.cancel();
-            std::cerr << "nouscli: backpressure_overflow: output accepted nothing for " << max_wait.count()
-                      << " ms\n";
+            std::cerr << "nouscli: backpressure_overflow: output accepted nothing for "
+                      << max_wait.count() << " ms\n";
             return stream_error;
         }
     }
@@ -122,16 +125,15 @@ int cmd_post(int argc, char** argv) {
     std::string data, format = "data", backend, stream_backend, output;
     long long max_wait_ms = -1;
     ConnectionOptions connection;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("data,d", po::value(&data), "request body; @FILE reads a file, @- reads stdin")
-        ("stream", "read the response as a stream and print items as they arrive")
-        ("format", po::value(&format), "with --stream: data|jsonl|raw")
-        ("backend", po::value(&backend), "post backend (pooled, curl, or a registered name)")
-        ("stream-backend", po::value(&stream_backend), "stream backend (window, pull)")
-        ("max-wait-ms", po::value(&max_wait_ms), "backpressure max park (streams)")
-        ("output,o", po::value(&output), "write the body to FILE")
-        ("include,i", "status line and headers to stderr");
+    desc.add_options()("help,h", "show this help")(
+        "data,d", po::value(&data), "request body; @FILE reads a file, @- reads stdin")(
+        "stream", "read the response as a stream and print items as they arrive")(
+        "format", po::value(&format), "with --stream: data|jsonl|raw")(
+        "backend", po::value(&backend), "post backend (pooled, curl, or a registered name)")(
+        "stream-backend", po::value(&stream_backend), "stream backend (window, pull)")(
+        "max-wait-ms", po::value(&max_wait_ms), "backpressure max park (streams)")(
+        "output,o", po::value(&output), "write the body to FILE")(
+        "include,i", "status line and headers to stderr");
     connection.add_to(desc);
     std::string url;
     po::variables_map vm;
@@ -174,9 +176,12 @@ int cmd_post(int argc, char** argv) {
     if (result.ok()) {
         const Response& r = result.value();
         if (verbose) {
-            auto ms = [](std::chrono::microseconds us) { return std::to_string(us.count() / 1000.0) + " ms"; };
-            std::cerr << "* " << r.http_version << (r.connection_reused ? " (reused connection)" : "")
-                      << " resolve " << ms(r.timings.resolve) << ", connect " << ms(r.timings.connect) << ", tls "
+            auto ms = [](std::chrono::microseconds us) {
+                return std::to_string(us.count() / 1000.0) + " ms";
+            };
+            std::cerr << "* " << r.http_version
+                      << (r.connection_reused ? " (reused connection)" : "") << " resolve "
+                      << ms(r.timings.resolve) << ", connect " << ms(r.timings.connect) << ", tls "
                       << ms(r.timings.tls) << ", first byte " << ms(r.timings.ttfb) << ", total "
                       << ms(r.timings.total) << "\n";
         }

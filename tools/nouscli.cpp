@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
     // A closed stdout must not kill us: writes fail with EPIPE instead.
     std::signal(SIGPIPE, SIG_IGN);
     if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-        std::cout << "usage: nouscli post URL [options]\n       nouscli chat PROMPT --model NAME [options]\n"
+        std::cout << "usage: nouscli post URL [options]\n       nouscli chat PROMPT --model NAME "
+                     "[options]\n"
                      "       nouscli mock-server [--port N] [options]\n";
         return argc < 2 ? usage : ok;
     }

@@ -26,7 +26,8 @@ void check(int status, const std::string& body, const Expect& e) {
     if (status != 200) abort_run("status " + std::to_string(status));
     if (body.size() != e.body.size())
         abort_run("length " + std::to_string(body.size()) + " != " + std::to_string(e.body.size()));
-    if (std::memcmp(body.data(), e.body.data(), body.size()) != 0) abort_run("body differs from the first response");
+    if (std::memcmp(body.data(), e.body.data(), body.size()) != 0)
+        abort_run("body differs from the first response");
 }
 
 std::unique_ptr<Client> make_client(const std::string& name, bool nodelay) {

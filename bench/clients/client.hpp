@@ -13,7 +13,8 @@ namespace bench {
 struct TlsRun {
     std::string cacert;
     bool new_connection = false;
-    bool no_resume = false;  ///< with new_connection: no session offered, a full handshake each time
+    bool no_resume =
+        false;  ///< with new_connection: no session offered, a full handshake each time
 };
 extern TlsRun g_tls;
 

@@ -3,11 +3,10 @@
 
 #include <cstdio>
 
+#include "client.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/http/testing.hpp"
-
-#include "client.hpp"
 
 namespace bench {
 
@@ -22,9 +21,11 @@ struct NousClient : Client {
         options.ca_file = g_tls.cacert;
     }
     ~NousClient() override {
-        if (!g_tls.new_connection || options.backend != "pooled") return;  // pool_stats: the pooled backend
+        if (!g_tls.new_connection || options.backend != "pooled")
+            return;  // pool_stats: the pooled backend
         auto stats = nous::http::pool_stats();
-        std::fprintf(stderr, "%s: %llu of %llu connections resumed a TLS session\n", options.backend.c_str(),
+        std::fprintf(stderr, "%s: %llu of %llu connections resumed a TLS session\n",
+                     options.backend.c_str(),
                      static_cast<unsigned long long>(stats.tls_sessions_resumed),
                      static_cast<unsigned long long>(stats.connections_created));
     }
@@ -36,7 +37,8 @@ struct NousClient : Client {
         auto r = nous::http::post(url, body, {}, options);
         if (!r) {
             if (r.error().code == nous::http::ErrorCode::http_status) return r.error().status;
-            abort_run(std::string(nous::http::to_string(r.error().code)) + ": " + r.error().message);
+            abort_run(std::string(nous::http::to_string(r.error().code)) + ": " +
+                      r.error().message);
         }
         out = std::move(r->body);
         return r->status;
@@ -59,8 +61,10 @@ struct NousStreamClient : Client {
         // The zero-copy path: every event decoded, none copied.
         while (auto item = s.next_view()) {
             if (item->is_error()) {
-                if (item->error->code == nous::http::ErrorCode::http_status) return item->error->status;
-                abort_run(std::string(nous::http::to_string(item->error->code)) + ": " + item->error->message);
+                if (item->error->code == nous::http::ErrorCode::http_status)
+                    return item->error->status;
+                abort_run(std::string(nous::http::to_string(item->error->code)) + ": " +
+                          item->error->message);
             }
             if (item->is_done()) {
                 done = true;

@@ -2,6 +2,7 @@
 
 #ifdef NOUS_BENCH_HAVE_BEAST
 #include <Poco/URI.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -39,7 +40,8 @@ struct BeastClient : Client {
     void drop() {
         boost::system::error_code ignored;
         if (secure) {
-            sessions.keep_and_shut_down(secure->native_handle());  // without waiting for the peer's close_notify
+            sessions.keep_and_shut_down(
+                secure->native_handle());  // without waiting for the peer's close_notify
             secure->next_layer().socket().close(ignored);
             secure.reset();
         }
@@ -54,7 +56,8 @@ struct BeastClient : Client {
         boost::asio::ip::tcp::resolver resolver(io);
         auto endpoints = resolver.resolve(uri.getHost(), std::to_string(uri.getPort()));
         if (uri.getScheme() == "https") {
-            secure = std::make_unique<boost::beast::ssl_stream<boost::beast::tcp_stream>>(io, tls_context);
+            secure = std::make_unique<boost::beast::ssl_stream<boost::beast::tcp_stream>>(
+                io, tls_context);
             secure->next_layer().connect(endpoints);
             secure->next_layer().socket().set_option(boost::asio::ip::tcp::no_delay(nodelay));
             SSL* ssl = secure->native_handle();
@@ -87,7 +90,8 @@ struct BeastClient : Client {
     }
     int post(const std::string& url, const std::string& body, std::string& out) override {
         Poco::URI uri(url);
-        const std::string o = uri.getScheme() + "://" + uri.getHost() + ":" + std::to_string(uri.getPort());
+        const std::string o =
+            uri.getScheme() + "://" + uri.getHost() + ":" + std::to_string(uri.getPort());
         try {
             if ((!secure && !plain) || o != origin || g_tls.new_connection) {
                 connect(uri);
@@ -102,7 +106,9 @@ struct BeastClient : Client {
 
 }  // namespace
 
-std::unique_ptr<Client> make_beast_client(bool nodelay) { return std::make_unique<BeastClient>(nodelay); }
+std::unique_ptr<Client> make_beast_client(bool nodelay) {
+    return std::make_unique<BeastClient>(nodelay);
+}
 
 }  // namespace bench
 #endif

@@ -1,9 +1,9 @@
 // ref-curl: libcurl's easy interface, one reused handle per thread, TCP_NODELAY on.
 
 #ifdef NOUS_BENCH_HAVE_CURL
+#include <Poco/URI.h>
 #include <curl/curl.h>
 
-#include <Poco/URI.h>
 #include <cstring>
 #include <string>
 
@@ -18,14 +18,16 @@ struct CurlClient : Client {
     curl_slist* headers = nullptr;
     explicit CurlClient(bool nodelay) {
         headers = curl_slist_append(headers, "Content-Type: application/json");
-        headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip for large bodies
+        headers =
+            curl_slist_append(headers, "Expect:");  // no 100-continue round trip for large bodies
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, nodelay ? 1L : 0L);
         curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* ud) {
-            static_cast<std::string*>(ud)->append(p, s * n);
-            return s * n;
-        });
+        curl_easy_setopt(
+            easy, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* ud) {
+                static_cast<std::string*>(ud)->append(p, s * n);
+                return s * n;
+            });
     }
     ~CurlClient() override {
         curl_slist_free_all(headers);
@@ -50,7 +52,9 @@ struct CurlClient : Client {
 
 }  // namespace
 
-std::unique_ptr<Client> make_curl_client(bool nodelay) { return std::make_unique<CurlClient>(nodelay); }
+std::unique_ptr<Client> make_curl_client(bool nodelay) {
+    return std::make_unique<CurlClient>(nodelay);
+}
 
 void init_curl() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 

@@ -4,10 +4,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "client.hpp"
 #include "ref_raw.hpp"
 #include "session_keeper.hpp"
-
-#include "client.hpp"
 
 namespace bench {
 
@@ -25,7 +24,8 @@ struct OpenSslClient : RawClient {
         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
         SSL_CTX_set_default_verify_paths(ctx);
-        if (!g_tls.cacert.empty()) SSL_CTX_load_verify_locations(ctx, g_tls.cacert.c_str(), nullptr);
+        if (!g_tls.cacert.empty())
+            SSL_CTX_load_verify_locations(ctx, g_tls.cacert.c_str(), nullptr);
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
     }
     ~OpenSslClient() override {
@@ -59,12 +59,15 @@ struct OpenSslClient : RawClient {
     }
     bool send_request(const std::string& head, const std::string& body) override {
         const std::string all = head + body;  // one record for a small request
-        return SSL_write(ssl, all.data(), static_cast<int>(all.size())) == static_cast<int>(all.size());
+        return SSL_write(ssl, all.data(), static_cast<int>(all.size())) ==
+               static_cast<int>(all.size());
     }
 };
 
 }  // namespace
 
-std::unique_ptr<Client> make_openssl_client(bool nodelay) { return std::make_unique<OpenSslClient>(nodelay); }
+std::unique_ptr<Client> make_openssl_client(bool nodelay) {
+    return std::make_unique<OpenSslClient>(nodelay);
+}
 
 }  // namespace bench

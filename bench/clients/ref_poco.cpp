@@ -39,9 +39,11 @@ struct PocoClient : Client {
                     context = new Poco::Net::Context(Poco::Net::Context::TLS_CLIENT_USE, params);
                     context->enableSessionCache(!g_tls.no_resume);
                 }
-                session = std::make_unique<Poco::Net::HTTPSClientSession>(uri.getHost(), uri.getPort(), context);
+                session = std::make_unique<Poco::Net::HTTPSClientSession>(uri.getHost(),
+                                                                          uri.getPort(), context);
             } else {
-                session = std::make_unique<Poco::Net::HTTPClientSession>(uri.getHost(), uri.getPort());
+                session =
+                    std::make_unique<Poco::Net::HTTPClientSession>(uri.getHost(), uri.getPort());
             }
             session->setKeepAlive(true);
             session->setKeepAliveTimeout(Poco::Timespan(3600, 0));
@@ -50,7 +52,8 @@ struct PocoClient : Client {
         if (g_tls.new_connection) session->reset();
         for (int attempt = 0;; ++attempt) {
             try {
-                Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_POST, uri.getPathAndQuery(),
+                Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_POST,
+                                               uri.getPathAndQuery(),
                                                Poco::Net::HTTPMessage::HTTP_1_1);
                 request.setKeepAlive(true);
                 request.setContentType("application/json");
@@ -81,6 +84,8 @@ struct PocoClient : Client {
 
 }  // namespace
 
-std::unique_ptr<Client> make_poco_client(bool nodelay) { return std::make_unique<PocoClient>(nodelay); }
+std::unique_ptr<Client> make_poco_client(bool nodelay) {
+    return std::make_unique<PocoClient>(nodelay);
+}
 
 }  // namespace bench

@@ -36,7 +36,8 @@ struct RawClient : Client {
     /// The byte stream: plain TCP here; ref-openssl puts TLS over it.
     virtual ssize_t receive(char* p, std::size_t n) { return ::recv(fd, p, n, 0); }
     virtual bool send_request(const std::string& head, const std::string& body) {
-        iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+        iovec iov[2] = {{const_cast<char*>(head.data()), head.size()},
+                        {const_cast<char*>(body.data()), body.size()}};
         msghdr msg{};
         msg.msg_iov = iov;
         msg.msg_iovlen = 2;
@@ -53,8 +54,10 @@ struct RawClient : Client {
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
         addr.sin_port = htons(uri.getPort());
-        ::inet_pton(AF_INET, uri.getHost() == "localhost" ? "127.0.0.1" : uri.getHost().c_str(), &addr.sin_addr);
-        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) abort_run("ref-raw: connect");
+        ::inet_pton(AF_INET, uri.getHost() == "localhost" ? "127.0.0.1" : uri.getHost().c_str(),
+                    &addr.sin_addr);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+            abort_run("ref-raw: connect");
         int one = nodelay ? 1 : 0;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         have = used = 0;
@@ -108,7 +111,8 @@ struct RawClient : Client {
                 if (in_event) ++events;
                 in_event = false;
             } else if (l.rfind("data: ", 0) == 0) {
-                if (l == "data: [DONE]") done = true;
+                if (l == "data: [DONE]")
+                    done = true;
                 else {
                     bytes += l.size() - 6;
                     in_event = true;
@@ -120,8 +124,10 @@ struct RawClient : Client {
         }
     }
     void body_bytes(const char* p, std::size_t n, std::string& out) {
-        if (events_mode) scan(p, n);
-        else out.append(p, n);
+        if (events_mode)
+            scan(p, n);
+        else
+            out.append(p, n);
     }
     int post(const std::string& url, const std::string& body, std::string& out) override {
         Poco::URI uri(url);
@@ -130,9 +136,10 @@ struct RawClient : Client {
             connect_to(uri);
             origin = o;
         }
-        const std::string head = "POST " + uri.getPathAndQuery() + " HTTP/1.1\r\nHost: " + o +
-                                 "\r\nContent-Type: application/json\r\nContent-Length: " +
-                                 std::to_string(body.size()) + "\r\n\r\n";
+        const std::string head =
+            "POST " + uri.getPathAndQuery() + " HTTP/1.1\r\nHost: " + o +
+            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\n\r\n";
         if (!send_request(head, body)) abort_run("ref-raw: short send");
         out.clear();
         events = bytes = 0;
@@ -145,14 +152,16 @@ struct RawClient : Client {
         for (std::string h = line(); !h.empty(); h = line()) {
             for (auto& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
             if (h.rfind("content-length:", 0) == 0) length = std::atoll(h.c_str() + 15);
-            if (h.rfind("transfer-encoding:", 0) == 0 && h.find("chunked") != std::string::npos) chunked = true;
+            if (h.rfind("transfer-encoding:", 0) == 0 && h.find("chunked") != std::string::npos)
+                chunked = true;
         }
         if (!chunked) {
             if (length > 0 && !events_mode) out.reserve(static_cast<std::size_t>(length));
             long long left = length;
             while (left > 0) {
                 if (used == have && !fill()) abort_run("ref-raw: body cut");
-                const std::size_t take = std::min<std::size_t>(have - used, static_cast<std::size_t>(left));
+                const std::size_t take =
+                    std::min<std::size_t>(have - used, static_cast<std::size_t>(left));
                 body_bytes(buffer.get() + used, take, out);
                 used += take;
                 left -= static_cast<long long>(take);
@@ -167,7 +176,8 @@ struct RawClient : Client {
                 long long left = size;
                 while (left > 0) {
                     if (used == have && !fill()) abort_run("ref-raw: chunk cut");
-                    const std::size_t take = std::min<std::size_t>(have - used, static_cast<std::size_t>(left));
+                    const std::size_t take =
+                        std::min<std::size_t>(have - used, static_cast<std::size_t>(left));
                     body_bytes(buffer.get() + used, take, out);
                     used += take;
                     left -= static_cast<long long>(take);
@@ -175,7 +185,8 @@ struct RawClient : Client {
                 line();  // CRLF after the chunk
             }
         }
-        if (events_mode) out = std::to_string(events) + " events, " + std::to_string(bytes) + " bytes";
+        if (events_mode)
+            out = std::to_string(events) + " events, " + std::to_string(bytes) + " bytes";
         return status;
     }
 };

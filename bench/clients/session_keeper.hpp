@@ -20,7 +20,8 @@ struct SessionKeeper {
     ~SessionKeeper() {
         if (g_tls.new_connection && handshakes > 1)
             std::fprintf(stderr, "%s: %llu of %llu handshakes resumed a session\n", client,
-                         static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(handshakes));
+                         static_cast<unsigned long long>(resumed),
+                         static_cast<unsigned long long>(handshakes));
         release();
     }
     /// Frees the kept session (before its SSL_CTX goes).

@@ -2,17 +2,17 @@
 // OPENAI_BASE_URL (default https://api.openai.com/v1) and OPENAI_API_KEY
 // (may be unset, e.g. for a local server) come from the environment.
 
-#include <nous/http/client.hpp>
-#include <nous/http/json.hpp>
-
 #include <cstdlib>
 #include <iostream>
+#include <nous/http/client.hpp>
+#include <nous/http/json.hpp>
 #include <string>
 
 int main() {
     const char* base = std::getenv("OPENAI_BASE_URL");
     const char* key = std::getenv("OPENAI_API_KEY");
-    const std::string url = std::string(base ? base : "https://api.openai.com/v1") + "/chat/completions";
+    const std::string url =
+        std::string(base ? base : "https://api.openai.com/v1") + "/chat/completions";
 
     nous::http::Headers headers;
     nous::http::add_bearer_auth(headers, key ? key : "");  // an empty key adds nothing

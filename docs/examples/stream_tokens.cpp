@@ -2,17 +2,17 @@
 // arrives. OPENAI_BASE_URL (default https://api.openai.com/v1) and
 // OPENAI_API_KEY (may be unset) come from the environment.
 
-#include <nous/http/json.hpp>
-#include <nous/http/stream.hpp>
-
 #include <cstdlib>
 #include <iostream>
+#include <nous/http/json.hpp>
+#include <nous/http/stream.hpp>
 #include <string>
 
 int main() {
     const char* base = std::getenv("OPENAI_BASE_URL");
     const char* key = std::getenv("OPENAI_API_KEY");
-    const std::string url = std::string(base ? base : "https://api.openai.com/v1") + "/chat/completions";
+    const std::string url =
+        std::string(base ? base : "https://api.openai.com/v1") + "/chat/completions";
 
     nous::http::Headers headers;
     nous::http::add_bearer_auth(headers, key ? key : "");
@@ -25,13 +25,17 @@ int main() {
     for (const nous::http::StreamItem& item : stream) {
         if (item.is_done()) break;  // data: [DONE]
         if (item.is_error()) {
-            std::cerr << "\n" << nous::http::to_string(item.error->code) << ": " << item.error->message << "\n";
+            std::cerr << "\n"
+                      << nous::http::to_string(item.error->code) << ": " << item.error->message
+                      << "\n";
             return 1;
         }
         auto chunk = nous::http::parse_json(item.event.data);
         if (!chunk) continue;  // not every provider event is JSON (comments, pings)
         const rapidjson::Document& c = *chunk.value();
-        if (!c.IsObject() || !c.HasMember("choices") || !c["choices"].IsArray() || c["choices"].Empty()) continue;
+        if (!c.IsObject() || !c.HasMember("choices") || !c["choices"].IsArray() ||
+            c["choices"].Empty())
+            continue;
         const auto& delta = c["choices"][0]["delta"];
         if (delta.IsObject() && delta.HasMember("content") && delta["content"].IsString())
             std::cout << delta["content"].GetString() << std::flush;

@@ -34,7 +34,8 @@ void Accumulator::add(const Delta& delta) {
 ChatResult Accumulator::result() const {
     ChatResult r = partial_;
     std::vector<Call> ordered = calls_;
-    std::stable_sort(ordered.begin(), ordered.end(), [](const Call& a, const Call& b) { return a.index < b.index; });
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const Call& a, const Call& b) { return a.index < b.index; });
     for (auto& c : ordered) {
         ToolCall call = c.call;
         // A call whose arguments never came (an empty input) has the empty object.
@@ -48,7 +49,9 @@ ChatResult Accumulator::result() const {
 std::string to_json(const ChatResult& result) {
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    auto str = [&](const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+    auto str = [&](const std::string& s) {
+        w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    };
     w.StartObject();
     w.Key("text");
     str(result.text);

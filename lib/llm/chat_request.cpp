@@ -1,8 +1,9 @@
 // Chat requests for the three formats, written with RapidJSON (every string escaped).
 
 #include <rapidjson/stringbuffer.h>
-#include <vector>
 #include <rapidjson/writer.h>
+
+#include <vector>
 
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
@@ -11,9 +12,12 @@ namespace nous::llm {
 
 std::string_view to_string(Provider provider) noexcept {
     switch (provider) {
-        case Provider::openai: return "openai";
-        case Provider::anthropic: return "anthropic";
-        case Provider::gemini: return "gemini";
+        case Provider::openai:
+            return "openai";
+        case Provider::anthropic:
+            return "anthropic";
+        case Provider::gemini:
+            return "gemini";
     }
     return "openai";
 }
@@ -27,18 +31,24 @@ std::optional<Provider> provider_from_name(std::string_view name) noexcept {
 
 std::string default_base_url(Provider provider) {
     switch (provider) {
-        case Provider::openai: return "https://api.openai.com/v1";
-        case Provider::anthropic: return "https://api.anthropic.com/v1";
-        case Provider::gemini: return "https://generativelanguage.googleapis.com/v1beta";
+        case Provider::openai:
+            return "https://api.openai.com/v1";
+        case Provider::anthropic:
+            return "https://api.anthropic.com/v1";
+        case Provider::gemini:
+            return "https://generativelanguage.googleapis.com/v1beta";
     }
     return {};
 }
 
 std::string default_api_key_env(Provider provider) {
     switch (provider) {
-        case Provider::openai: return "OPENAI_API_KEY";
-        case Provider::anthropic: return "ANTHROPIC_API_KEY";
-        case Provider::gemini: return "GEMINI_API_KEY";
+        case Provider::openai:
+            return "OPENAI_API_KEY";
+        case Provider::anthropic:
+            return "ANTHROPIC_API_KEY";
+        case Provider::gemini:
+            return "GEMINI_API_KEY";
     }
     return {};
 }
@@ -47,7 +57,9 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void string(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+void string(Writer& w, std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
 
 /// Writes a schema given as JSON text as a JSON value.
 void raw_json(Writer& w, const rapidjson::Value& value) { value.Accept(w); }
@@ -63,7 +75,8 @@ void message_object(Writer& w, std::string_view role, std::string_view content) 
 }
 
 /// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.
-void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema, const char* schema_key) {
+void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
+                 const char* schema_key) {
     w.StartObject();
     w.Key("name");
     string(w, tool.name);
@@ -81,10 +94,12 @@ std::string trim_slash(std::string base) {
     return base;
 }
 
-Result<std::vector<std::shared_ptr<rapidjson::Document>>> parsed_schemas(const ChatRequest& request) {
+Result<std::vector<std::shared_ptr<rapidjson::Document>>> parsed_schemas(
+    const ChatRequest& request) {
     std::vector<std::shared_ptr<rapidjson::Document>> schemas;
     for (const auto& tool : request.tools) {
-        if (tool.name.empty()) return Error(nous::http::ErrorCode::invalid_argument, "a tool needs a name");
+        if (tool.name.empty())
+            return Error(nous::http::ErrorCode::invalid_argument, "a tool needs a name");
         auto doc = nous::http::parse_json(tool.parameters_schema);
         if (!doc || !doc.value()->IsObject())
             return Error(nous::http::ErrorCode::invalid_argument,
@@ -94,7 +109,8 @@ Result<std::vector<std::shared_ptr<rapidjson::Document>>> parsed_schemas(const C
     return schemas;
 }
 
-void openai_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_ptr<rapidjson::Document>>& schemas) {
+void openai_body(Writer& w, const ChatRequest& r,
+                 const std::vector<std::shared_ptr<rapidjson::Document>>& schemas) {
     w.StartObject();
     w.Key("model");
     string(w, r.model);
@@ -136,7 +152,8 @@ void openai_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_
     w.EndObject();
 }
 
-void anthropic_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_ptr<rapidjson::Document>>& schemas) {
+void anthropic_body(Writer& w, const ChatRequest& r,
+                    const std::vector<std::shared_ptr<rapidjson::Document>>& schemas) {
     w.StartObject();
     w.Key("model");
     string(w, r.model);
@@ -161,13 +178,15 @@ void anthropic_body(Writer& w, const ChatRequest& r, const std::vector<std::shar
     if (!r.tools.empty()) {
         w.Key("tools");
         w.StartArray();
-        for (std::size_t i = 0; i < r.tools.size(); ++i) tool_object(w, r.tools[i], *schemas[i], "input_schema");
+        for (std::size_t i = 0; i < r.tools.size(); ++i)
+            tool_object(w, r.tools[i], *schemas[i], "input_schema");
         w.EndArray();
     }
     w.EndObject();
 }
 
-void gemini_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_ptr<rapidjson::Document>>& schemas) {
+void gemini_body(Writer& w, const ChatRequest& r,
+                 const std::vector<std::shared_ptr<rapidjson::Document>>& schemas) {
     w.StartObject();
     w.Key("contents");
     w.StartArray();
@@ -216,7 +235,8 @@ void gemini_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_
         w.StartObject();
         w.Key("functionDeclarations");
         w.StartArray();
-        for (std::size_t i = 0; i < r.tools.size(); ++i) tool_object(w, r.tools[i], *schemas[i], "parameters");
+        for (std::size_t i = 0; i < r.tools.size(); ++i)
+            tool_object(w, r.tools[i], *schemas[i], "parameters");
         w.EndArray();
         w.EndObject();
         w.EndArray();
@@ -227,10 +247,12 @@ void gemini_body(Writer& w, const ChatRequest& r, const std::vector<std::shared_
 }  // namespace
 
 Result<HttpCall> build_chat_call(const ChatRequest& request) {
-    if (request.model.empty()) return Error(nous::http::ErrorCode::invalid_argument, "a chat request needs a model");
+    if (request.model.empty())
+        return Error(nous::http::ErrorCode::invalid_argument, "a chat request needs a model");
     auto schemas = parsed_schemas(request);
     if (!schemas) return schemas.error();
-    const std::string base = trim_slash(request.base_url.empty() ? default_base_url(request.provider) : request.base_url);
+    const std::string base = trim_slash(
+        request.base_url.empty() ? default_base_url(request.provider) : request.base_url);
     HttpCall call;
     call.headers.emplace_back("Content-Type", "application/json");
     rapidjson::StringBuffer buffer;
@@ -259,8 +281,9 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     // (A plain loop variable, not a structured binding: clang 14, which builds the
     // fuzz targets, cannot capture a structured binding in a lambda.)
     for (const auto& caller_header : request.headers)
-        std::erase_if(call.headers,
-                      [&](const auto& h) { return nous::http::header_name_equals(h.first, caller_header.first); });
+        std::erase_if(call.headers, [&](const auto& h) {
+            return nous::http::header_name_equals(h.first, caller_header.first);
+        });
     call.headers.insert(call.headers.end(), request.headers.begin(), request.headers.end());
     return call;
 }

@@ -3,10 +3,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cstdint>
+
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
-
-#include <cstdint>
 
 namespace nous::llm {
 
@@ -46,7 +46,9 @@ std::string error_text(const Value& error) {
     return compact(error);
 }
 
-Error malformed(std::string why) { return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why); }
+Error malformed(std::string why) {
+    return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why);
+}
 
 /// The index of an OpenAI-compatible tool-call piece. Sent: as is (64-bit).
 /// Missing (some compatible servers): a new id starts a new call, a piece
@@ -136,7 +138,8 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
             t.id = string_member(*block, "id").value_or("");
             t.name = string_member(*block, "name").value_or("");
             // A non-empty initial input is the whole argument object.
-            if (const Value* input = member(*block, "input"); input && input->IsObject() && input->MemberCount() > 0)
+            if (const Value* input = member(*block, "input");
+                input && input->IsObject() && input->MemberCount() > 0)
                 t.arguments = compact(*input);
             d.tool_calls.push_back(std::move(t));
         } else if (block) {
@@ -155,7 +158,8 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
             d.tool_calls.push_back(std::move(t));
         }
     } else if (type == "message_delta") {
-        if (const Value* delta = member(doc, "delta")) d.finish_reason = string_member(*delta, "stop_reason");
+        if (const Value* delta = member(doc, "delta"))
+            d.finish_reason = string_member(*delta, "stop_reason");
         if (const Value* usage = member(doc, "usage")) {
             d.output_tokens = int_member(*usage, "output_tokens");
             d.input_tokens = int_member(*usage, "input_tokens");
@@ -166,7 +170,8 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     } else {
         return;  // message_stop, content_block_stop, ping, unknown: nothing to add
     }
-    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens || d.output_tokens || d.error)
+    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens ||
+        d.output_tokens || d.error)
         out.push_back(std::move(d));
 }
 
@@ -205,7 +210,8 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
         d.input_tokens = int_member(*usage, "promptTokenCount");
         d.output_tokens = int_member(*usage, "candidatesTokenCount");
     }
-    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens || d.output_tokens)
+    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens ||
+        d.output_tokens)
         out.push_back(std::move(d));
 }
 
@@ -213,7 +219,8 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
 
 std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vector<Delta>& out) {
     std::string_view data = event.data;
-    while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r')) data.remove_prefix(1);
+    while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r'))
+        data.remove_prefix(1);
     if (data.empty()) return std::nullopt;  // keep-alive
     // Depth-limited: a provider's bytes are server bytes.
     auto doc = nous::http::parse_json(data);
@@ -232,7 +239,8 @@ std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vec
             break;
         }
         case Provider::gemini:
-            if (!root.IsObject() && !root.IsArray()) return malformed("a Gemini chunk is not a JSON object");
+            if (!root.IsObject() && !root.IsArray())
+                return malformed("a Gemini chunk is not a JSON object");
             gemini(root, gemini_calls_, out);
             break;
     }
@@ -254,13 +262,15 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
                 break;
             }
             const Value* choices = member(root, "choices");
-            if (!choices || !choices->IsArray()) return malformed("an OpenAI response without choices");
+            if (!choices || !choices->IsArray())
+                return malformed("an OpenAI response without choices");
             for (const Value& choice : choices->GetArray()) {
                 if (!is_first_choice(choice)) continue;
                 Delta d;
                 if (const Value* message = member(choice, "message")) {
                     d.text = string_member(*message, "content").value_or("");
-                    if (const Value* calls = member(*message, "tool_calls"); calls && calls->IsArray()) {
+                    if (const Value* calls = member(*message, "tool_calls");
+                        calls && calls->IsArray()) {
                         std::int64_t index = 0;
                         for (const Value& call : calls->GetArray()) {
                             ToolCallDelta t;
@@ -293,7 +303,8 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
                 break;
             }
             const Value* content = member(root, "content");
-            if (!content || !content->IsArray()) return malformed("an Anthropic response without content");
+            if (!content || !content->IsArray())
+                return malformed("an Anthropic response without content");
             std::int64_t index = 0;
             for (const Value& block : content->GetArray()) {
                 Delta d;
@@ -323,7 +334,8 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
         }
         case Provider::gemini: {
             int calls = 0;
-            if (!root.IsObject() && !root.IsArray()) return malformed("a Gemini response is not a JSON object");
+            if (!root.IsObject() && !root.IsArray())
+                return malformed("a Gemini response is not a JSON object");
             gemini(root, calls, deltas);
             break;
         }
@@ -344,7 +356,8 @@ Error provider_error(Provider provider, Error error) {
     if (!doc) return error;  // not JSON: the generic message stays
     const Value& root = *doc.value();
     const Value* object = &root;
-    if (root.IsArray() && !root.Empty()) object = &root[0];  // Gemini wraps errors in an array at times
+    if (root.IsArray() && !root.Empty())
+        object = &root[0];  // Gemini wraps errors in an array at times
     const Value* e = member(*object, "error");
     if (!e) return error;
     std::string text = error_text(*e);

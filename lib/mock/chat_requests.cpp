@@ -28,27 +28,31 @@ bool read_chat(const ChatRoute& route, const MockRequest& request, const MockSer
     doc.Parse(request.body.c_str(), request.body.size());
     if (doc.HasParseError() || !doc.IsObject()) {
         error.status = 400;
-        error.body = R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
+        error.body =
+            R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
         return false;
     }
     auto s = doc.FindMember("stream");
     stream = s != doc.MemberEnd() && s->value.IsBool() && s->value.GetBool();
     reply.model = path_model.empty() ? "mock-1" : path_model;
-    if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString()) reply.model = m->value.GetString();
+    if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString())
+        reply.model = m->value.GetString();
     reply.tokens = options.stream_tokens;
     reply.prompt_tokens = static_cast<int>(std::max<std::size_t>(1, request.body.size() / 4));
     // A tool call when the request offers tools: the first one is called.
-    if (auto tools = doc.FindMember("tools"); tools != doc.MemberEnd() && tools->value.IsArray() &&
-                                              !tools->value.Empty()) {
+    if (auto tools = doc.FindMember("tools");
+        tools != doc.MemberEnd() && tools->value.IsArray() && !tools->value.Empty()) {
         const auto& first = tools->value[0];
         auto name_of = [](const rapidjson::Value& v) -> std::string {
             if (v.IsObject())
-                if (auto n = v.FindMember("name"); n != v.MemberEnd() && n->value.IsString()) return n->value.GetString();
+                if (auto n = v.FindMember("name"); n != v.MemberEnd() && n->value.IsString())
+                    return n->value.GetString();
             return "";
         };
         if (format == Format::openai && first.IsObject() && first.HasMember("function"))
             reply.tool_name = name_of(first["function"]);
-        else if (format == Format::gemini && first.IsObject() && first.HasMember("functionDeclarations") &&
+        else if (format == Format::gemini && first.IsObject() &&
+                 first.HasMember("functionDeclarations") &&
                  first["functionDeclarations"].IsArray() && !first["functionDeclarations"].Empty())
             reply.tool_name = name_of(first["functionDeclarations"][0]);
         else
@@ -57,10 +61,12 @@ bool read_chat(const ChatRoute& route, const MockRequest& request, const MockSer
     if (reply.tool_name.empty()) reply.tool_name = options.tool_call;
     if (format == Format::openai) {
         auto so = doc.FindMember("stream_options");
-        reply.include_usage = so != doc.MemberEnd() && so->value.IsObject() && so->value.HasMember("include_usage") &&
-                              so->value["include_usage"].IsBool() && so->value["include_usage"].GetBool();
+        reply.include_usage =
+            so != doc.MemberEnd() && so->value.IsObject() && so->value.HasMember("include_usage") &&
+            so->value["include_usage"].IsBool() && so->value["include_usage"].GetBool();
     }
-    if (format == Format::gemini) stream = route.stream_by_url;  // Gemini streams by URL, not by body
+    if (format == Format::gemini)
+        stream = route.stream_by_url;  // Gemini streams by URL, not by body
     return true;
 }
 

@@ -3,10 +3,6 @@
 
 #include "nous/mock/mock_server.hpp"
 
-#include "chat_requests.hpp"
-#include "provider_formats.hpp"
-#include "wire.hpp"
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,6 +19,10 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include "chat_requests.hpp"
+#include "provider_formats.hpp"
+#include "wire.hpp"
 
 namespace nous::http {
 
@@ -47,8 +47,10 @@ std::string filler_json(std::size_t total, const char* kind) {
 }
 
 std::string chunk_event(std::string_view content) {
-    std::string e = "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
-                    "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
+    std::string e =
+        "data: "
+        "{\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
+        "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
     e += content;
     e += "\"},\"finish_reason\":null}]}\n\n";
     return e;
@@ -131,10 +133,12 @@ struct MockServer::Impl {
     }
 
     bool write_response(int fd, const MockResponse& response) {
-        return mock::write_response(fd, response.status, response.headers, response.body, options.nagle);
+        return mock::write_response(fd, response.status, response.headers, response.body,
+                                    options.nagle);
     }
 
-    bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
+    bool write_response(int fd, int status,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
                         std::string_view body) {
         return mock::write_response(fd, status, headers, body, options.nagle);
     }
@@ -147,10 +151,11 @@ struct MockServer::Impl {
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             "Transfer-Encoding: chunked\r\n\r\n";
         if (!mock::send_all(fd, head)) return false;
-        if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency)) return false;
-        auto gap = options.tokens_per_second > 0
-                       ? std::chrono::milliseconds(static_cast<long long>(1000.0 / options.tokens_per_second))
-                       : std::chrono::milliseconds(0);
+        if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency))
+            return false;
+        auto gap = options.tokens_per_second > 0 ? std::chrono::milliseconds(static_cast<long long>(
+                                                       1000.0 / options.tokens_per_second))
+                                                 : std::chrono::milliseconds(0);
         std::string event, following;
         bool have = events.next(event);
         for (bool first = true; have; first = false) {
@@ -190,8 +195,9 @@ struct MockServer::Impl {
     /// 1,000 chunks of 1,000 bytes (Finch's body-accumulation case), framed in one write.
     bool chunked_1m(int fd) {
         static const std::string body = [] {
-            std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                              "Transfer-Encoding: chunked\r\n\r\n";
+            std::string out =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n";
             const std::string data(1000, 'c');
             for (int i = 0; i < 1000; ++i) out += "3e8\r\n" + data + "\r\n";
             return out + "0\r\n\r\n";
@@ -201,7 +207,8 @@ struct MockServer::Impl {
 
     bool firehose(int fd) {
         std::string head =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n";
         if (!mock::send_all(fd, head)) return false;
         std::uint64_t sent = 0;
         std::uint64_t token = 0;
@@ -210,7 +217,8 @@ struct MockServer::Impl {
             batch.clear();
             while (batch.size() < 64 * 1024) {
                 char word[16];
-                std::snprintf(word, sizeof word, "tok%07llu ", static_cast<unsigned long long>(token++));
+                std::snprintf(word, sizeof word, "tok%07llu ",
+                              static_cast<unsigned long long>(token++));
                 batch += chunk_event(word);
             }
             if (!mock::write_chunk(fd, batch)) return false;
@@ -224,7 +232,8 @@ struct MockServer::Impl {
         bool stream = false;
         mock::Reply reply;
         MockResponse error;
-        if (!mock::read_chat(route, request, options, stream, reply, error)) return write_response(fd, error);
+        if (!mock::read_chat(route, request, options, stream, reply, error))
+            return write_response(fd, error);
         if (stream) return stream_events(fd, mock::EventStream(route.format, std::move(reply)));
         auto generation = options.first_token_latency;
         if (options.tokens_per_second > 0)
@@ -253,7 +262,8 @@ struct MockServer::Impl {
             } else if (auto chat = mock::chat_route(request.method, route)) {
                 ok = answer_chat(fd, *chat, request);
             } else if (route == "/v1/models") {
-                response.body = R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
+                response.body =
+                    R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
                 ok = write_response(fd, response);
             } else if (route == "/small") {
                 ok = write_response(fd, 200, {}, small_body_ref());
@@ -265,7 +275,8 @@ struct MockServer::Impl {
                 ok = firehose(fd);
             } else if (route == "/echo") {
                 response.body = request.body;
-                if (auto t = request.header("content-type")) response.headers.emplace_back("Content-Type", *t);
+                if (auto t = request.header("content-type"))
+                    response.headers.emplace_back("Content-Type", *t);
                 ok = write_response(fd, response);
             } else {
                 response.status = 404;
@@ -296,11 +307,12 @@ void MockServer::start() {
         ::close(fd);
         throw std::runtime_error("mock server: bad bind address " + impl_->options.bind_address);
     }
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 512) != 0) {
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(fd, 512) != 0) {
         std::string why = std::strerror(errno);
         ::close(fd);
-        throw std::runtime_error("mock server: cannot listen on " + impl_->options.bind_address + ":" +
-                                 std::to_string(impl_->options.port) + ": " + why);
+        throw std::runtime_error("mock server: cannot listen on " + impl_->options.bind_address +
+                                 ":" + std::to_string(impl_->options.port) + ": " + why);
     }
     socklen_t len = sizeof addr;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -333,7 +345,9 @@ void MockServer::stop() {
 }
 
 std::uint16_t MockServer::port() const noexcept { return impl_->port; }
-std::string MockServer::base_url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+std::string MockServer::base_url() const {
+    return "http://127.0.0.1:" + std::to_string(impl_->port);
+}
 
 void MockServer::set_handler(Handler handler) {
     std::lock_guard lock(impl_->mutex);

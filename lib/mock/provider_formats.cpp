@@ -9,11 +9,21 @@ std::string json_string(std::string_view text) {
     std::string out = "\"";
     for (unsigned char c : text) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (c < 0x20) {
                     char buf[8];
@@ -29,13 +39,15 @@ std::string json_string(std::string_view text) {
 
 namespace {
 
-const char* const kWords[] = {"Hello", " from", " the", " nous", "-http", " mock", " server", ".",
-                              " Tokens", " arrive", " one", " by", " one", " as", " requested", "!"};
+const char* const kWords[] = {"Hello",   " from", " the",       " nous",   "-http", " mock",
+                              " server", ".",     " Tokens",    " arrive", " one",  " by",
+                              " one",    " as",   " requested", "!"};
 constexpr std::int64_t kCycle = 16;
 
 // The tool call's arguments, and the pieces a stream sends them in.
 const char* const kArguments = R"({"city": "Paris", "unit": "celsius"})";
-const char* const kArgumentPieces[] = {R"({"city")", R"(: "Par)", R"(is", "un)", R"(it": "celsius"})"};
+const char* const kArgumentPieces[] = {R"({"city")", R"(: "Par)", R"(is", "un)",
+                                       R"(it": "celsius"})"};
 
 /// Bytes of the text of tokens [0, n).
 std::uint64_t text_length(std::int64_t n) {
@@ -51,7 +63,8 @@ std::uint64_t text_length(std::int64_t n) {
 std::int64_t output_tokens(const Reply& r) { return r.tokens + (r.tool_name.empty() ? 0 : 5); }
 
 std::string sse(const std::string& data, const char* event = nullptr) {
-    return (event ? std::string("event: ") + event + "\n" : std::string()) + "data: " + data + "\n\n";
+    return (event ? std::string("event: ") + event + "\n" : std::string()) + "data: " + data +
+           "\n\n";
 }
 
 std::string openai_chunk_head(const Reply& r) {
@@ -62,60 +75,68 @@ std::string openai_chunk_head(const Reply& r) {
 void openai_events(const Reply& r, std::vector<std::string>& after) {
     const std::string head = openai_chunk_head(r);
     if (!r.tool_name.empty()) {
-        after.push_back(sse(head + R"({"tool_calls":[{"index":0,"id":"call_mock_1","type":"function","function":{"name":)" +
-                            json_string(r.tool_name) + R"(,"arguments":""}}]},"finish_reason":null}]})"));
+        after.push_back(sse(
+            head +
+            R"({"tool_calls":[{"index":0,"id":"call_mock_1","type":"function","function":{"name":)" +
+            json_string(r.tool_name) + R"(,"arguments":""}}]},"finish_reason":null}]})"));
         for (const char* piece : kArgumentPieces)
-            after.push_back(sse(head + R"({"tool_calls":[{"index":0,"function":{"arguments":)" + json_string(piece) +
-                                R"(}}]},"finish_reason":null}]})"));
+            after.push_back(sse(head + R"({"tool_calls":[{"index":0,"function":{"arguments":)" +
+                                json_string(piece) + R"(}}]},"finish_reason":null}]})"));
     }
-    after.push_back(sse(head + R"({},"finish_reason":)" + (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") + "}]}"));
+    after.push_back(sse(head + R"({},"finish_reason":)" +
+                        (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") + "}]}"));
     if (r.include_usage)
-        after.push_back(sse(R"({"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":)" +
-                            json_string(r.model) + R"(,"choices":[],"usage":{"prompt_tokens":)" +
-                            std::to_string(r.prompt_tokens) + R"(,"completion_tokens":)" +
-                            std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
-                            std::to_string(r.prompt_tokens + output_tokens(r)) + "}}"));
+        after.push_back(sse(
+            R"({"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":)" +
+            json_string(r.model) + R"(,"choices":[],"usage":{"prompt_tokens":)" +
+            std::to_string(r.prompt_tokens) + R"(,"completion_tokens":)" +
+            std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
+            std::to_string(r.prompt_tokens + output_tokens(r)) + "}}"));
     after.push_back("data: [DONE]\n\n");
 }
 
-void anthropic_events(const Reply& r, std::vector<std::string>& before, std::vector<std::string>& after) {
+void anthropic_events(const Reply& r, std::vector<std::string>& before,
+                      std::vector<std::string>& after) {
+    before.push_back(sse(
+        R"({"type":"message_start","message":{"id":"msg_mock","type":"message","role":"assistant","model":)" +
+            json_string(r.model) +
+            R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)" +
+            std::to_string(r.prompt_tokens) + R"(,"output_tokens":1}}})",
+        "message_start"));
     before.push_back(
-        sse(R"({"type":"message_start","message":{"id":"msg_mock","type":"message","role":"assistant","model":)" +
-                json_string(r.model) + R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)" +
-                std::to_string(r.prompt_tokens) + R"(,"output_tokens":1}}})",
-            "message_start"));
-    before.push_back(sse(R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
-                         "content_block_start"));
+        sse(R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})",
+            "content_block_start"));
     before.push_back(sse(R"({"type":"ping"})", "ping"));
     after.push_back(sse(R"({"type":"content_block_stop","index":0})", "content_block_stop"));
     if (!r.tool_name.empty()) {
-        after.push_back(
-            sse(R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_mock_1","name":)" +
-                    json_string(r.tool_name) + R"(,"input":{}}})",
-                "content_block_start"));
+        after.push_back(sse(
+            R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_mock_1","name":)" +
+                json_string(r.tool_name) + R"(,"input":{}}})",
+            "content_block_start"));
         for (const char* piece : kArgumentPieces)
-            after.push_back(
-                sse(R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":)" +
-                        json_string(piece) + "}}",
-                    "content_block_delta"));
+            after.push_back(sse(
+                R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":)" +
+                    json_string(piece) + "}}",
+                "content_block_delta"));
         after.push_back(sse(R"({"type":"content_block_stop","index":1})", "content_block_stop"));
     }
     after.push_back(sse(std::string(R"({"type":"message_delta","delta":{"stop_reason":)") +
                             (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
-                            R"(,"stop_sequence":null},"usage":{"output_tokens":)" + std::to_string(output_tokens(r)) +
-                            "}}",
+                            R"(,"stop_sequence":null},"usage":{"output_tokens":)" +
+                            std::to_string(output_tokens(r)) + "}}",
                         "message_delta"));
     after.push_back(sse(R"({"type":"message_stop"})", "message_stop"));
 }
 
 std::string gemini_usage(const Reply& r) {
-    return R"("usageMetadata":{"promptTokenCount":)" + std::to_string(r.prompt_tokens) + R"(,"candidatesTokenCount":)" +
-           std::to_string(output_tokens(r)) + R"(,"totalTokenCount":)" +
-           std::to_string(r.prompt_tokens + output_tokens(r)) + "}";
+    return R"("usageMetadata":{"promptTokenCount":)" + std::to_string(r.prompt_tokens) +
+           R"(,"candidatesTokenCount":)" + std::to_string(output_tokens(r)) +
+           R"(,"totalTokenCount":)" + std::to_string(r.prompt_tokens + output_tokens(r)) + "}";
 }
 
 std::string gemini_call_part(const Reply& r) {
-    return R"({"functionCall":{"name":)" + json_string(r.tool_name) + R"(,"args":)" + kArguments + "}}";
+    return R"({"functionCall":{"name":)" + json_string(r.tool_name) + R"(,"args":)" + kArguments +
+           "}}";
 }
 
 void gemini_events(const Reply& r, std::vector<std::string>& after) {
@@ -136,7 +157,8 @@ EventStream::EventStream(Format format, Reply reply) : format_(format), reply_(s
             openai_events(reply_, epilogue_);
             break;
         case Format::anthropic:
-            token_head_ = R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":)";
+            token_head_ =
+                R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":)";
             anthropic_events(reply_, prologue_, epilogue_);
             break;
         case Format::gemini:
@@ -158,14 +180,16 @@ bool EventStream::next(std::string& out) {
         out.clear();
         switch (format_) {
             case Format::openai:
-                out = "data: " + token_head_ + (token == 0 ? R"({"role":"assistant","content":)" : R"({"content":)") +
-                      text + R"(},"finish_reason":null}]})" + "\n\n";
+                out = "data: " + token_head_ +
+                      (token == 0 ? R"({"role":"assistant","content":)" : R"({"content":)") + text +
+                      R"(},"finish_reason":null}]})" + "\n\n";
                 break;
             case Format::anthropic:
                 out = "event: content_block_delta\ndata: " + token_head_ + text + "}}\n\n";
                 break;
             case Format::gemini:
-                out = "data: " + token_head_ + text + R"(}],"role":"model"},"index":0}],"modelVersion":)" +
+                out = "data: " + token_head_ + text +
+                      R"(}],"role":"model"},"index":0}],"modelVersion":)" +
                       json_string(reply_.model) + "}\n\n";
                 break;
         }
@@ -179,7 +203,9 @@ bool EventStream::next(std::string& out) {
     return false;
 }
 
-std::uint64_t WholeBody::size() const noexcept { return head.size() + text_length(tokens) + tail.size(); }
+std::uint64_t WholeBody::size() const noexcept {
+    return head.size() + text_length(tokens) + tail.size();
+}
 
 std::size_t WholeBody::read(std::uint64_t offset, std::size_t max, std::string& out) const {
     const std::size_t before = out.size();
@@ -206,37 +232,44 @@ WholeBody whole_body(Format format, const Reply& r) {
     body.tokens = r.tokens;
     switch (format) {
         case Format::openai: {
-            body.head = R"({"id":"chatcmpl-mock","object":"chat.completion","created":1700000000,"model":)" +
-                        json_string(r.model) + R"(,"choices":[{"index":0,"message":{"role":"assistant","content":")";
+            body.head =
+                R"({"id":"chatcmpl-mock","object":"chat.completion","created":1700000000,"model":)" +
+                json_string(r.model) +
+                R"(,"choices":[{"index":0,"message":{"role":"assistant","content":")";
             std::string tail = "\"";
             if (!r.tool_name.empty())
-                tail += R"(,"tool_calls":[{"id":"call_mock_1","type":"function","function":{"name":)" +
-                        json_string(r.tool_name) + R"(,"arguments":)" + json_string(kArguments) + "}}]";
+                tail +=
+                    R"(,"tool_calls":[{"id":"call_mock_1","type":"function","function":{"name":)" +
+                    json_string(r.tool_name) + R"(,"arguments":)" + json_string(kArguments) + "}}]";
             tail += "}";
-            body.tail = tail + R"(,"finish_reason":)" + (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") +
+            body.tail = tail + R"(,"finish_reason":)" +
+                        (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") +
                         R"(}],"usage":{"prompt_tokens":)" + std::to_string(r.prompt_tokens) +
-                        R"(,"completion_tokens":)" + std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
-                        std::to_string(r.prompt_tokens + output_tokens(r)) + "}}";
+                        R"(,"completion_tokens":)" + std::to_string(output_tokens(r)) +
+                        R"(,"total_tokens":)" + std::to_string(r.prompt_tokens + output_tokens(r)) +
+                        "}}";
             break;
         }
         case Format::anthropic: {
-            body.head = R"({"id":"msg_mock","type":"message","role":"assistant","model":)" + json_string(r.model) +
-                        R"(,"content":[{"type":"text","text":")";
+            body.head = R"({"id":"msg_mock","type":"message","role":"assistant","model":)" +
+                        json_string(r.model) + R"(,"content":[{"type":"text","text":")";
             std::string tail = "\"}";
             if (!r.tool_name.empty())
-                tail += R"(,{"type":"tool_use","id":"toolu_mock_1","name":)" + json_string(r.tool_name) +
-                        R"(,"input":)" + kArguments + "}";
-            body.tail = tail + "]" + R"(,"stop_reason":)" + (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
-                        R"(,"stop_sequence":null,"usage":{"input_tokens":)" + std::to_string(r.prompt_tokens) +
-                        R"(,"output_tokens":)" + std::to_string(output_tokens(r)) + "}}";
+                tail += R"(,{"type":"tool_use","id":"toolu_mock_1","name":)" +
+                        json_string(r.tool_name) + R"(,"input":)" + kArguments + "}";
+            body.tail = tail + "]" + R"(,"stop_reason":)" +
+                        (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
+                        R"(,"stop_sequence":null,"usage":{"input_tokens":)" +
+                        std::to_string(r.prompt_tokens) + R"(,"output_tokens":)" +
+                        std::to_string(output_tokens(r)) + "}}";
             break;
         }
         case Format::gemini: {
             body.head = R"({"candidates":[{"content":{"parts":[{"text":")";
             std::string tail = "\"}";
             if (!r.tool_name.empty()) tail += "," + gemini_call_part(r);
-            body.tail = tail + "]" + R"(,"role":"model"},"finishReason":"STOP","index":0}],)" + gemini_usage(r) +
-                        R"(,"modelVersion":)" + json_string(r.model) + "}";
+            body.tail = tail + "]" + R"(,"role":"model"},"finishReason":"STOP","index":0}],)" +
+                        gemini_usage(r) + R"(,"modelVersion":)" + json_string(r.model) + "}";
             break;
         }
     }

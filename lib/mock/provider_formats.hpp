@@ -29,16 +29,17 @@ std::string_view word(std::int64_t i) noexcept;
 /// The SSE events of a streamed reply, one at a time, each complete with its
 /// blank line; OpenAI's end with `data: [DONE]`.
 class EventStream {
-public:
+  public:
     EventStream(Format format, Reply reply);
     /// The next event into `out` (replaced); false after the last.
     bool next(std::string& out);
 
-private:
+  private:
     Format format_;
     Reply reply_;
-    std::vector<std::string> prologue_, epilogue_;  ///< the events around the tokens: O(1) in their number
-    std::string token_head_;                        ///< the JSON before a token's text
+    std::vector<std::string> prologue_,
+        epilogue_;            ///< the events around the tokens: O(1) in their number
+    std::string token_head_;  ///< the JSON before a token's text
     std::size_t position_ = 0;
 };
 

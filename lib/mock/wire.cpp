@@ -30,22 +30,35 @@ bool send_all(int fd, std::string_view data) {
 
 std::string reason_for(int status) {
     switch (status) {
-        case 200: return "OK";
-        case 204: return "No Content";
-        case 301: return "Moved Permanently";
-        case 302: return "Found";
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 404: return "Not Found";
-        case 408: return "Request Timeout";
-        case 429: return "Too Many Requests";
-        case 500: return "Internal Server Error";
-        case 503: return "Service Unavailable";
-        default: return "Status";
+        case 200:
+            return "OK";
+        case 204:
+            return "No Content";
+        case 301:
+            return "Moved Permanently";
+        case 302:
+            return "Found";
+        case 400:
+            return "Bad Request";
+        case 401:
+            return "Unauthorized";
+        case 404:
+            return "Not Found";
+        case 408:
+            return "Request Timeout";
+        case 429:
+            return "Too Many Requests";
+        case 500:
+            return "Internal Server Error";
+        case 503:
+            return "Service Unavailable";
+        default:
+            return "Status";
     }
 }
 
-bool read_request(int fd, std::string& buffer, MockRequest& request, std::chrono::milliseconds idle_close) {
+bool read_request(int fd, std::string& buffer, MockRequest& request,
+                  std::chrono::milliseconds idle_close) {
     std::size_t head_end;
     for (;;) {
         head_end = buffer.find("\r\n\r\n");
@@ -80,7 +93,8 @@ bool read_request(int fd, std::string& buffer, MockRequest& request, std::chrono
         std::string name = lower(std::string(line.substr(0, colon)));
         std::string_view value = line.substr(colon + 1);
         while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        if (name == "content-length") std::from_chars(value.data(), value.data() + value.size(), content_length);
+        if (name == "content-length")
+            std::from_chars(value.data(), value.data() + value.size(), content_length);
         request.headers.emplace_back(std::move(name), std::string(value));
     }
     std::size_t body_start = head_end + 4;
@@ -95,7 +109,8 @@ bool read_request(int fd, std::string& buffer, MockRequest& request, std::chrono
     return true;
 }
 
-bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
+bool write_response(int fd, int status,
+                    const std::vector<std::pair<std::string, std::string>>& headers,
                     std::string_view body, bool nagle) {
     std::string head = "HTTP/1.1 " + std::to_string(status) + " " + reason_for(status) + "\r\n";
     bool has_type = false;

@@ -22,10 +22,12 @@ std::string reason_for(int status);
 /// Reads one request (head + Content-Length body) into `request`, keeping
 /// bytes past it in `buffer`; false on EOF, error, or `idle_close` passing
 /// with no byte of a next request (0: never).
-bool read_request(int fd, std::string& buffer, MockRequest& request, std::chrono::milliseconds idle_close);
+bool read_request(int fd, std::string& buffer, MockRequest& request,
+                  std::chrono::milliseconds idle_close);
 /// A whole response with Content-Length. `body` may be a static buffer.
 /// `nagle`: head and body in two writes (the body waits for the client's ACK).
-bool write_response(int fd, int status, const std::vector<std::pair<std::string, std::string>>& headers,
+bool write_response(int fd, int status,
+                    const std::vector<std::pair<std::string, std::string>>& headers,
                     std::string_view body, bool nagle);
 /// One chunk of a chunked body; `last` adds the terminating chunk in the same write.
 bool write_chunk(int fd, std::string_view data, bool last = false);

@@ -27,7 +27,9 @@ DecodeResult decode(Make make, std::string_view input, const std::vector<std::si
         auto e = decoder->feed(input.substr(pos, end - pos), r.events, done);
         pos = end;
         if (e) {
-            r.outcome = e->code == nous::http::ErrorCode::malformed_stream ? "malformed" : std::string(nous::http::to_string(e->code));
+            r.outcome = e->code == nous::http::ErrorCode::malformed_stream
+                            ? "malformed"
+                            : std::string(nous::http::to_string(e->code));
             return r;
         }
         if (done) {
@@ -43,7 +45,8 @@ DecodeResult decode(Make make, std::string_view input, const std::vector<std::si
 /// `pieces_are_events`: the raw format hands out the body as received, so
 /// only the bytes it delivers (not their cutting into events) must agree.
 template <typename Make>
-void check_split_invariance(Make make, const std::uint8_t* data, std::size_t size, bool pieces_are_events = false) {
+void check_split_invariance(Make make, const std::uint8_t* data, std::size_t size,
+                            bool pieces_are_events = false) {
     std::string_view input(reinterpret_cast<const char*>(data), size);
     auto whole = decode(make, input, {});
     auto split = decode(make, input, cuts_for(size, seed_of(input)));

@@ -65,9 +65,12 @@ Parsed parse(std::string_view input, const std::vector<std::size_t>& cuts) {
             if (used == 0 && !framer.done()) break;
         }
     }
-    if (!in_body) p.verdict = "head_cut";
-    else if (framer.done()) p.verdict = "complete";
-    else p.verdict = framer.complete_at_eof() ? "complete_at_eof" : "truncated";
+    if (!in_body)
+        p.verdict = "head_cut";
+    else if (framer.done())
+        p.verdict = "complete";
+    else
+        p.verdict = framer.complete_at_eof() ? "complete_at_eof" : "truncated";
     return p;
 }
 

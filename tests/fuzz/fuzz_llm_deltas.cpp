@@ -9,7 +9,8 @@
 
 namespace {
 
-std::string assemble(nous::llm::Provider provider, std::string_view bytes, const std::vector<std::size_t>& cuts) {
+std::string assemble(nous::llm::Provider provider, std::string_view bytes,
+                     const std::vector<std::size_t>& cuts) {
     auto sse = nous::http::make_sse_decoder(4096);
     nous::llm::DeltaParser parser(provider);
     nous::llm::Accumulator accumulator;
@@ -38,9 +39,11 @@ std::string assemble(nous::llm::Provider provider, std::string_view bytes, const
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view bytes(reinterpret_cast<const char*>(data), size);
-    for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic, nous::llm::Provider::gemini}) {
+    for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic,
+                          nous::llm::Provider::gemini}) {
         const std::string whole = assemble(provider, bytes, {});
-        const std::string split = assemble(provider, bytes, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(bytes)));
+        const std::string split =
+            assemble(provider, bytes, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(bytes)));
         nous::fuzz::require(whole == split);
         (void)nous::llm::parse_chat_response(provider, bytes);
     }

@@ -4,6 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     // A small cap so that the overflow path is reached too.
-    nous::fuzz::check_split_invariance([] { return nous::http::make_ndjson_decoder(4096); }, data, size);
+    nous::fuzz::check_split_invariance([] { return nous::http::make_ndjson_decoder(4096); }, data,
+                                       size);
     return 0;
 }

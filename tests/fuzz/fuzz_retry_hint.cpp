@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string_view rest = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     auto nl2 = rest.find('\n');
     std::string_view second = rest.substr(0, nl2);
-    std::string_view body = nl2 == std::string_view::npos ? std::string_view() : rest.substr(nl2 + 1);
+    std::string_view body =
+        nl2 == std::string_view::npos ? std::string_view() : rest.substr(nl2 + 1);
     using nous::http::Headers;
     for (const Headers& headers : {Headers{{"retry-after", std::string(first)}},
                                    Headers{{"retry-after-ms", std::string(second)}}, Headers{}}) {

@@ -29,7 +29,8 @@ inline std::vector<std::size_t> cuts_for(std::size_t n, std::uint64_t seed) {
 
 inline std::uint64_t seed_of(std::string_view data) {
     std::uint64_t h = 1469598103934665603ull;
-    for (std::size_t i = 0; i < data.size() && i < 16; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
+    for (std::size_t i = 0; i < data.size() && i < 16; ++i)
+        h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
     return h;
 }
 

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "core/url.hpp"
-#include "nous/http/client.hpp"
 #include "fuzz_support.hpp"
+#include "nous/http/client.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -2,10 +2,10 @@
 // Runs a decoder over every fixture in a folder three ways (whole, byte by
 // byte, random splits) and checks each against the golden .expect file.
 
-#include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -26,7 +26,8 @@ struct Decoded {
         if (events.size() != o.events.size() || outcome != o.outcome) return false;
         for (std::size_t i = 0; i < events.size(); ++i) {
             const auto &a = events[i], &b = o.events[i];
-            if (a.type != b.type || a.data != b.data || a.id != b.id || a.retry != b.retry) return false;
+            if (a.type != b.type || a.data != b.data || a.id != b.id || a.retry != b.retry)
+                return false;
         }
         return true;
     }
@@ -42,8 +43,8 @@ using DecoderFactory = std::function<std::unique_ptr<nous::http::Decoder>()>;
 /// `views`: through the decoder's view path (feed_views). Each piece lives in a
 /// temporary that dies right after its views are copied out, so a view that
 /// outlived its call would be a use-after-free under ASan.
-inline Decoded run_decoder(const DecoderFactory& make, std::string_view input, const std::vector<std::size_t>& cuts,
-                           bool views = false) {
+inline Decoded run_decoder(const DecoderFactory& make, std::string_view input,
+                           const std::vector<std::size_t>& cuts, bool views = false) {
     auto decoder = make();
     auto* view_decoder = dynamic_cast<nous::http::detail::ViewDecoder*>(decoder.get());
     Decoded d;
@@ -148,19 +149,22 @@ inline int check_fixtures(const std::string& folder, const DecoderFactory& make)
         Decoded whole = run_decoder(make, input, {});
         CHECK(whole == want);
         if (!(whole == want)) {
-            for (auto& e : whole.events) UNSCOPED_INFO("got " << e.type << " [" << e.data << "] id=" << e.id);
+            for (auto& e : whole.events)
+                UNSCOPED_INFO("got " << e.type << " [" << e.data << "] id=" << e.id);
             CHECK(whole.outcome == want.outcome);
         }
         CHECK(whole.scanned <= 2 * input.size() + 8);
         Decoded bytes = run_decoder(make, input, every_byte(input.size()));
         CHECK(bytes == want);
         CHECK(bytes.scanned <= 2 * input.size() + 8);
-        for (int i = 0; i < 50; ++i) CHECK(run_decoder(make, input, random_cuts(input.size(), rng)) == want);
+        for (int i = 0; i < 50; ++i)
+            CHECK(run_decoder(make, input, random_cuts(input.size(), rng)) == want);
         // The zero-copy path gives the same events, however the input is cut.
         if (dynamic_cast<nous::http::detail::ViewDecoder*>(make().get())) {
             CHECK(run_decoder(make, input, {}, true) == want);
             CHECK(run_decoder(make, input, every_byte(input.size()), true) == want);
-            for (int i = 0; i < 50; ++i) CHECK(run_decoder(make, input, random_cuts(input.size(), rng), true) == want);
+            for (int i = 0; i < 50; ++i)
+                CHECK(run_decoder(make, input, random_cuts(input.size(), rng), true) == want);
         }
     }
     return count;

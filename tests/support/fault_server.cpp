@@ -19,7 +19,8 @@ int listen_loopback(int backlog, std::uint16_t& port) {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, backlog) != 0)
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(fd, backlog) != 0)
         throw std::runtime_error("cannot listen on loopback");
     socklen_t len = sizeof addr;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -35,7 +36,8 @@ bool Peer::read_request(std::string* head_out, std::string* body_out) {
             std::string head = buffer_.substr(0, end + 4);
             std::size_t length = 0;
             std::string lower;
-            for (char c : head) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            for (char c : head)
+                lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
             auto cl = lower.find("content-length:");
             if (cl != std::string::npos) {
                 auto p = cl + 15;
@@ -141,8 +143,8 @@ void FaultServer::stop() {
 FaultServer::~FaultServer() { stop(); }
 
 std::string ok_response(std::string_view body, std::string_view extra_headers) {
-    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) +
-           "\r\n" + std::string(body);
+    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+           std::string(extra_headers) + "\r\n" + std::string(body);
 }
 
 std::string chunk(std::string_view data) {

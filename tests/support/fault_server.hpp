@@ -23,8 +23,9 @@ struct PeerSocket {
 };
 
 class Peer {
-public:
-    Peer(PeerSocket& socket, std::atomic<bool>& stopping) : socket_(socket), fd_(socket.fd), stopping_(stopping) {}
+  public:
+    Peer(PeerSocket& socket, std::atomic<bool>& stopping)
+        : socket_(socket), fd_(socket.fd), stopping_(stopping) {}
     int fd() const { return fd_; }
     /// Reads one request (head + Content-Length body). False on EOF/stop.
     bool read_request(std::string* head_out = nullptr, std::string* body_out = nullptr);
@@ -38,7 +39,7 @@ public:
     void stall();
     std::uint64_t requests_read() const { return requests_; }
 
-private:
+  private:
     PeerSocket& socket_;
     int fd_;
     std::atomic<bool>& stopping_;
@@ -47,7 +48,7 @@ private:
 };
 
 class FaultServer {
-public:
+  public:
     using Script = std::function<void(Peer&, std::uint64_t connection_index)>;
     explicit FaultServer(Script script, int backlog = 64);
     ~FaultServer();
@@ -58,7 +59,7 @@ public:
     std::uint64_t connections() const { return accepted_.load(); }
     void stop();
 
-private:
+  private:
     Script script_;
     int listen_fd_ = -1;
     std::uint16_t port_ = 0;
@@ -82,12 +83,12 @@ inline const std::string kSseHead =
 /// A listening socket with backlog 0 whose queue is filled, so that further
 /// connects time out (docs/design/poco-traps.md#loopback-tricks).
 class BlackholeListener {
-public:
+  public:
     BlackholeListener();
     ~BlackholeListener();
     std::uint16_t port() const { return port_; }
 
-private:
+  private:
     int listen_fd_ = -1;
     std::list<int> fillers_;
     std::uint16_t port_ = 0;

@@ -32,7 +32,9 @@ struct Firehose {
         if (!peer.read_request()) return;
         int fd = peer.fd();
         ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kServerSendBuffer, sizeof kServerSendBuffer);
-        std::string out = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+        std::string out =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n";
         std::string event = "data: " + std::string(16 * 1024 - 8, 'f') + "\n\n";
         char size[16];
         std::snprintf(size, sizeof size, "%zx\r\n", event.size());
@@ -55,7 +57,8 @@ struct Firehose {
                     events = count;
                 }
             }
-            ssize_t n = ::send(fd, out.data() + offset, out.size() - offset, MSG_NOSIGNAL | MSG_DONTWAIT);
+            ssize_t n =
+                ::send(fd, out.data() + offset, out.size() - offset, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n > 0) {
                 offset += static_cast<std::size_t>(n);
                 written += static_cast<std::uint64_t>(n);

@@ -29,10 +29,10 @@ enum class Fault { none, error, short_write, eof, reset, stall };
 /// Shared by every transport of one fake origin: the script, the step counter,
 /// and what the client wrote.
 struct MemoryOrigin {
-    std::string response;             ///< bytes every connection answers with, per request
-    std::size_t max_read = 1 << 20;   ///< fragment size of reads
+    std::string response;            ///< bytes every connection answers with, per request
+    std::size_t max_read = 1 << 20;  ///< fragment size of reads
     Fault fault = Fault::none;
-    std::uint64_t fail_at = 0;        ///< the step that fails (0: none)
+    std::uint64_t fail_at = 0;  ///< the step that fails (0: none)
     std::atomic<std::uint64_t> steps{0};
     std::atomic<std::uint64_t> connects{0};
     std::atomic<int> open_transports{0};
@@ -47,7 +47,7 @@ struct MemoryOrigin {
 };
 
 class MemoryTransport final : public nous::http::detail::Transport {
-public:
+  public:
     explicit MemoryTransport(std::shared_ptr<MemoryOrigin> origin) : origin_(std::move(origin)) {
         ++origin_->open_transports;
     }
@@ -56,16 +56,20 @@ public:
     IoResult write_all(std::string_view head, std::string_view body, const Deadlines& deadlines,
                        const nous::http::CancelToken* cancel) override {
         switch (origin_->step()) {
-            case Fault::none: break;
-            case Fault::error: return {IoStatus::failed, 0, "injected write error"};
+            case Fault::none:
+                break;
+            case Fault::error:
+                return {IoStatus::failed, 0, "injected write error"};
             case Fault::short_write: {
                 std::lock_guard lock(origin_->mutex);
                 origin_->written.append(head.substr(0, head.size() / 2));
                 return {IoStatus::reset, head.size() / 2, "injected short write, then reset"};
             }
             case Fault::eof:
-            case Fault::reset: return {IoStatus::reset, 0, "injected reset on write"};
-            case Fault::stall: return stall(deadlines, cancel);
+            case Fault::reset:
+                return {IoStatus::reset, 0, "injected reset on write"};
+            case Fault::stall:
+                return stall(deadlines, cancel);
         }
         std::lock_guard lock(origin_->mutex);
         origin_->written.append(head);
@@ -77,14 +81,21 @@ public:
 
     IoResult read_some(char* buffer, std::size_t n, const Deadlines& deadlines,
                        const nous::http::CancelToken* cancel) override {
-        if (interrupted_.load() || (cancel && cancel->cancelled())) return {IoStatus::cancelled, 0, "cancelled"};
+        if (interrupted_.load() || (cancel && cancel->cancelled()))
+            return {IoStatus::cancelled, 0, "cancelled"};
         switch (origin_->step()) {
-            case Fault::none: break;
-            case Fault::error: return {IoStatus::failed, 0, "injected read error"};
-            case Fault::short_write: break;  // only writes are short
-            case Fault::eof: return {IoStatus::eof, 0, "injected EOF"};
-            case Fault::reset: return {IoStatus::reset, 0, "injected reset"};
-            case Fault::stall: return stall(deadlines, cancel);
+            case Fault::none:
+                break;
+            case Fault::error:
+                return {IoStatus::failed, 0, "injected read error"};
+            case Fault::short_write:
+                break;  // only writes are short
+            case Fault::eof:
+                return {IoStatus::eof, 0, "injected EOF"};
+            case Fault::reset:
+                return {IoStatus::reset, 0, "injected reset"};
+            case Fault::stall:
+                return stall(deadlines, cancel);
         }
         if (pending_.empty()) return {IoStatus::eof, 0, "script ended"};
         const std::size_t k = std::min({n, origin_->max_read, pending_.size()});
@@ -96,15 +107,17 @@ public:
     bool probe_alive() override { return pending_.empty() && !interrupted_.load(); }
     void interrupt() noexcept override { interrupted_.store(true); }
 
-private:
+  private:
     /// A stall lasts until the deadline that bounds this call, or a cancel.
     IoResult stall(const Deadlines& deadlines, const nous::http::CancelToken* cancel) {
         const auto limit = std::min(deadlines.total_by, Clock::now() + deadlines.idle);
         while (Clock::now() < limit) {
-            if (interrupted_.load() || (cancel && cancel->cancelled())) return {IoStatus::cancelled, 0, "cancelled"};
+            if (interrupted_.load() || (cancel && cancel->cancelled()))
+                return {IoStatus::cancelled, 0, "cancelled"};
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        return {deadlines.total_by <= limit ? IoStatus::timeout_total : IoStatus::timeout_read, 0, "stalled"};
+        return {deadlines.total_by <= limit ? IoStatus::timeout_total : IoStatus::timeout_read, 0,
+                "stalled"};
     }
 
     std::shared_ptr<MemoryOrigin> origin_;
@@ -113,32 +126,38 @@ private:
 };
 
 class MemoryConnector final : public nous::http::detail::Connector {
-public:
+  public:
     explicit MemoryConnector(std::shared_ptr<MemoryOrigin> origin) : origin_(std::move(origin)) {}
     nous::http::Result<std::unique_ptr<nous::http::detail::Transport>> connect(
-        const Deadlines& deadlines, const nous::http::CancelToken* cancel, ConnectTimings&) override {
+        const Deadlines& deadlines, const nous::http::CancelToken* cancel,
+        ConnectTimings&) override {
         ++origin_->connects;
         switch (origin_->step()) {
             case Fault::none:
-            case Fault::short_write: break;
+            case Fault::short_write:
+                break;
             case Fault::error:
             case Fault::eof:
             case Fault::reset:
-                return nous::http::Error(nous::http::ErrorCode::connect_failed, "injected connect failure");
+                return nous::http::Error(nous::http::ErrorCode::connect_failed,
+                                         "injected connect failure");
             case Fault::stall: {
                 const auto limit = deadlines.connect_limit();
                 while (Clock::now() < limit) {
                     if (cancel && cancel->cancelled())
-                        return nous::http::Error(nous::http::ErrorCode::cancelled, "cancelled while connecting");
+                        return nous::http::Error(nous::http::ErrorCode::cancelled,
+                                                 "cancelled while connecting");
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 }
-                return nous::http::Error(deadlines.connect_timeout_code(), "injected connect stall");
+                return nous::http::Error(deadlines.connect_timeout_code(),
+                                         "injected connect stall");
             }
         }
-        return std::unique_ptr<nous::http::detail::Transport>(std::make_unique<MemoryTransport>(origin_));
+        return std::unique_ptr<nous::http::detail::Transport>(
+            std::make_unique<MemoryTransport>(origin_));
     }
 
-private:
+  private:
     std::shared_ptr<MemoryOrigin> origin_;
 };
 

@@ -45,7 +45,8 @@ void pump(int a, int b) {
             if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             ssize_t n = ::recv(p[i].fd, buf, sizeof buf, 0);
             if (n <= 0) return;
-            if (!send_all(i == 0 ? b : a, std::string_view(buf, static_cast<std::size_t>(n)))) return;
+            if (!send_all(i == 0 ? b : a, std::string_view(buf, static_cast<std::size_t>(n))))
+                return;
         }
     }
 }
@@ -63,7 +64,8 @@ bool split_authority(const std::string& authority, std::string& host, std::uint1
 }  // namespace
 
 ProxyServer::ProxyServer(std::string require_auth)
-    : require_auth_(std::move(require_auth)), server_([this](Peer& peer, std::uint64_t) { handle(peer); }) {}
+    : require_auth_(std::move(require_auth)),
+      server_([this](Peer& peer, std::uint64_t) { handle(peer); }) {}
 
 std::string ProxyServer::last_request_line() const {
     std::lock_guard lock(mutex_);
@@ -78,7 +80,8 @@ void ProxyServer::handle(Peer& peer) {
         std::lock_guard lock(mutex_);
         last_line_ = line;
     }
-    if (!require_auth_.empty() && head.find("Proxy-Authorization: " + require_auth_ + "\r\n") == std::string::npos) {
+    if (!require_auth_.empty() &&
+        head.find("Proxy-Authorization: " + require_auth_ + "\r\n") == std::string::npos) {
         peer.send("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
         return;
     }

@@ -11,7 +11,7 @@
 namespace nous::test {
 
 class ProxyServer {
-public:
+  public:
     /// `require_auth`: "Basic ..." value demanded in Proxy-Authorization (empty: none).
     explicit ProxyServer(std::string require_auth = "");
     std::uint16_t port() const { return server_.port(); }
@@ -20,7 +20,7 @@ public:
     std::uint64_t forwarded() const { return forwarded_.load(); }
     std::string last_request_line() const;
 
-private:
+  private:
     void handle(Peer& peer);
     std::string require_auth_;
     std::atomic<std::uint64_t> connects_{0}, forwarded_{0};

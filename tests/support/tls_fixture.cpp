@@ -5,18 +5,18 @@
 #include <Poco/Net/SecureServerSocket.h>
 #include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/Net/SocketAddress.h>
-#include <openssl/ssl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <chrono>
 #include <optional>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 
 #include "fault_server.hpp"
 #include "transport/sigpipe.hpp"
@@ -27,20 +27,24 @@ namespace {
 
 void run(const std::string& command) {
     std::string full = command + " >/dev/null 2>&1";
-    if (std::system(full.c_str()) != 0) throw std::runtime_error("test PKI command failed: " + command);
+    if (std::system(full.c_str()) != 0)
+        throw std::runtime_error("test PKI command failed: " + command);
 }
 
-void make_leaf(const std::string& dir, const std::string& name, const std::string& san, const std::string& ca) {
-    std::ofstream(dir + "/" + name + ".ext") << "subjectAltName=" << san << "\nbasicConstraints=CA:FALSE\n";
-    run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/" + name +
-        ".key -out " + dir + "/" + name + ".csr -subj /CN=" + name);
-    run("openssl x509 -req -in " + dir + "/" + name + ".csr -CA " + dir + "/" + ca + ".pem -CAkey " + dir + "/" + ca +
-        ".key -CAcreateserial -out " + dir + "/" + name + ".pem -days 2 -extfile " + dir + "/" + name + ".ext");
+void make_leaf(const std::string& dir, const std::string& name, const std::string& san,
+               const std::string& ca) {
+    std::ofstream(dir + "/" + name + ".ext")
+        << "subjectAltName=" << san << "\nbasicConstraints=CA:FALSE\n";
+    run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/" +
+        name + ".key -out " + dir + "/" + name + ".csr -subj /CN=" + name);
+    run("openssl x509 -req -in " + dir + "/" + name + ".csr -CA " + dir + "/" + ca +
+        ".pem -CAkey " + dir + "/" + ca + ".key -CAcreateserial -out " + dir + "/" + name +
+        ".pem -days 2 -extfile " + dir + "/" + name + ".ext");
 }
 
 void make_ca(const std::string& dir, const std::string& name) {
-    run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/" + name +
-        ".key -out " + dir + "/" + name + ".pem -days 2 -subj /CN=" + name +
+    run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir +
+        "/" + name + ".key -out " + dir + "/" + name + ".pem -days 2 -subj /CN=" + name +
         " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
 }
 
@@ -100,7 +104,8 @@ std::string TlsServer::last_sni() const {
     return impl_->last_sni;
 }
 
-TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode, bool tls12_only)
+TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode,
+                     bool tls12_only)
     : impl_(std::make_unique<Impl>()) {
     Poco::Net::Context::Params params;
     params.privateKeyFile = key_file;
@@ -115,7 +120,8 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
     // context would put X448 first: docs/design/poco-traps.md#tls-groups).
     SSL_CTX_set1_groups_list(impl_->context->sslContext(), "X25519:P-256:X448:P-521:P-384");
     if (tls12_only) SSL_CTX_set_max_proto_version(impl_->context->sslContext(), TLS1_2_VERSION);
-    SSL_CTX_set_tlsext_servername_callback(impl_->context->sslContext(), &TlsServer::on_server_name);
+    SSL_CTX_set_tlsext_servername_callback(impl_->context->sslContext(),
+                                           &TlsServer::on_server_name);
     SSL_CTX_set_tlsext_servername_arg(impl_->context->sslContext(), this);
     impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
     port_ = impl_->listener->address().port();
@@ -131,76 +137,84 @@ TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, 
             if (impl_->stopping) return;
             accepted_.fetch_add(1);
             std::lock_guard lock(impl_->mutex);
-            impl_->connections.emplace_back(socket, std::thread([this, socket, mode]() mutable {
-                Poco::Net::SecureStreamSocket secure(socket);
-                std::string buffer;
-                try {
-                    secure.completeHandshake();
-                    if (secure.sessionWasReused()) resumed_.fetch_add(1);
-                    if (mode == Mode::reset_after_handshake) {
-                        linger l{1, 0};
-                        ::setsockopt(secure.impl()->sockfd(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
-                        ::shutdown(secure.impl()->sockfd(), SHUT_RDWR);
-                        return;
-                    }
-                    for (;;) {
-                        char chunk[16384];
-                        int n = secure.receiveBytes(chunk, sizeof chunk);
-                        if (n <= 0) return;
-                        buffer.append(chunk, static_cast<std::size_t>(n));
-                        auto end = buffer.find("\r\n\r\n");
-                        if (end == std::string::npos) continue;
-                        // Requests in these tests carry small bodies that arrive with the head.
-                        buffer.clear();
-                        const int fd = secure.impl()->sockfd();
-                        if (mode == Mode::drip_record) {
-                            // Raw bytes under the TLS layer: an application-data record
-                            // header, then its payload far too slowly.
-                            const unsigned char header[5] = {0x17, 0x03, 0x03, 0x40, 0x00};
-                            if (::send(fd, header, sizeof header, MSG_NOSIGNAL) != sizeof header) return;
-                            for (int i = 0; i < 16384 && !impl_->stopping; ++i) {
-                                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                                const char byte = 'x';
-                                if (::send(fd, &byte, 1, MSG_NOSIGNAL) != 1) return;
+            impl_->connections.emplace_back(
+                socket, std::thread([this, socket, mode]() mutable {
+                    Poco::Net::SecureStreamSocket secure(socket);
+                    std::string buffer;
+                    try {
+                        secure.completeHandshake();
+                        if (secure.sessionWasReused()) resumed_.fetch_add(1);
+                        if (mode == Mode::reset_after_handshake) {
+                            linger l{1, 0};
+                            ::setsockopt(secure.impl()->sockfd(), SOL_SOCKET, SO_LINGER, &l,
+                                         sizeof l);
+                            ::shutdown(secure.impl()->sockfd(), SHUT_RDWR);
+                            return;
+                        }
+                        for (;;) {
+                            char chunk[16384];
+                            int n = secure.receiveBytes(chunk, sizeof chunk);
+                            if (n <= 0) return;
+                            buffer.append(chunk, static_cast<std::size_t>(n));
+                            auto end = buffer.find("\r\n\r\n");
+                            if (end == std::string::npos) continue;
+                            // Requests in these tests carry small bodies that arrive with the head.
+                            buffer.clear();
+                            const int fd = secure.impl()->sockfd();
+                            if (mode == Mode::drip_record) {
+                                // Raw bytes under the TLS layer: an application-data record
+                                // header, then its payload far too slowly.
+                                const unsigned char header[5] = {0x17, 0x03, 0x03, 0x40, 0x00};
+                                if (::send(fd, header, sizeof header, MSG_NOSIGNAL) !=
+                                    sizeof header)
+                                    return;
+                                for (int i = 0; i < 16384 && !impl_->stopping; ++i) {
+                                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                                    const char byte = 'x';
+                                    if (::send(fd, &byte, 1, MSG_NOSIGNAL) != 1) return;
+                                }
+                                return;
                             }
-                            return;
-                        }
-                        if (mode == Mode::silent) {
-                            while (!impl_->stopping) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                            return;
-                        }
-                        if (mode == Mode::sse_then_reset) {
-                            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                               "Transfer-Encoding: chunked\r\n\r\n" + nous::test::chunk("data: one\n\n");
-                            secure.sendBytes(head.data(), static_cast<int>(head.size()));
-                            linger l{1, 0};
-                            ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-                            secure.close();  // linger 0: the close is a reset
-                            resets_.fetch_add(1);
-                            return;
-                        }
-                        std::string response = ok_response("tls-ok");
-                        if (mode == Mode::answer_then_unsolicited) {
-                            int on = 1, off = 0;
-                            ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+                            if (mode == Mode::silent) {
+                                while (!impl_->stopping)
+                                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                                return;
+                            }
+                            if (mode == Mode::sse_then_reset) {
+                                std::string head =
+                                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                    "Transfer-Encoding: chunked\r\n\r\n" +
+                                    nous::test::chunk("data: one\n\n");
+                                secure.sendBytes(head.data(), static_cast<int>(head.size()));
+                                linger l{1, 0};
+                                ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                                secure.close();  // linger 0: the close is a reset
+                                resets_.fetch_add(1);
+                                return;
+                            }
+                            std::string response = ok_response("tls-ok");
+                            if (mode == Mode::answer_then_unsolicited) {
+                                int on = 1, off = 0;
+                                ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+                                secure.sendBytes(response.data(),
+                                                 static_cast<int>(response.size()));
+                                std::string extra = ok_response("unsolicited");
+                                secure.sendBytes(extra.data(), static_cast<int>(extra.size()));
+                                ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+                                continue;
+                            }
                             secure.sendBytes(response.data(), static_cast<int>(response.size()));
-                            std::string extra = ok_response("unsolicited");
-                            secure.sendBytes(extra.data(), static_cast<int>(extra.size()));
-                            ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-                            continue;
+                            if (mode == Mode::answer_then_reset) {
+                                linger l{1, 0};
+                                ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                                secure.close();  // linger 0: the close is a reset
+                                resets_.fetch_add(1);
+                                return;
+                            }
                         }
-                        secure.sendBytes(response.data(), static_cast<int>(response.size()));
-                        if (mode == Mode::answer_then_reset) {
-                            linger l{1, 0};
-                            ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-                            secure.close();  // linger 0: the close is a reset
-                            resets_.fetch_add(1);
-                            return;
-                        }
+                    } catch (...) {
                     }
-                } catch (...) {
-                }
-            }));
+                }));
         }
     });
 }

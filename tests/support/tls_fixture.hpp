@@ -16,7 +16,7 @@ namespace nous::test {
 
 struct TestPki {
     std::string dir;
-    std::string ca_cert;            ///< trusted test CA
+    std::string ca_cert;                          ///< trusted test CA
     std::string localhost_cert, localhost_key;    ///< CN/SAN localhost, by the CA
     std::string ip_cert, ip_key;                  ///< SAN IP:127.0.0.1, by the CA
     std::string wrong_name_cert, wrong_name_key;  ///< SAN wrong.example, by the CA
@@ -27,7 +27,7 @@ struct TestPki {
 const TestPki& test_pki();
 
 class TlsServer {
-public:
+  public:
     enum class Mode {
         answer,
         reset_after_handshake,
@@ -61,7 +61,7 @@ public:
     /// Every handshake that reached the server-name stage (with or without SNI).
     std::uint64_t hello_count() const { return hellos_.load(); }
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::uint16_t port_ = 0;

@@ -12,10 +12,10 @@ namespace nous::http::detail {
 /// Implemented by the built-in decoders: bytes examined so far, for tests that
 /// prove linear work however the input is split.
 class CountingDecoder : public Decoder {
-public:
+  public:
     std::uint64_t bytes_scanned() const noexcept { return scanned_; }
 
-protected:
+  protected:
     std::uint64_t scanned_ = 0;
 };
 
@@ -23,17 +23,18 @@ protected:
 /// views into `bytes` or into the decoder's own storage, valid until the next
 /// call to any feed or finish, and while `bytes` lives.
 class ViewDecoder {
-public:
+  public:
     virtual ~ViewDecoder() = default;
-    virtual std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out, bool& done) = 0;
+    virtual std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out,
+                                            bool& done) = 0;
 };
 
 /// The SSE decoder, with how many bytes of the input it consumed: all, or up
 /// to the end of a `data: [DONE]` event (the raw decoder stops there).
 class SseScanner : public CountingDecoder {
-public:
-    virtual std::optional<Error> feed_counting(std::string_view bytes, std::vector<Event>& out, bool& done,
-                                               std::size_t& consumed) = 0;
+  public:
+    virtual std::optional<Error> feed_counting(std::string_view bytes, std::vector<Event>& out,
+                                               bool& done, std::size_t& consumed) = 0;
 };
 std::unique_ptr<SseScanner> make_sse_scanner(std::size_t max_event_bytes);
 

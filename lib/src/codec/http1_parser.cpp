@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cstring>
 
-#include "core/strings.hpp"
 #include "core/limits.hpp"
+#include "core/strings.hpp"
 
 namespace nous::http::detail {
 
@@ -27,7 +27,8 @@ HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consume
     // Fast path: the whole head is in `input` and nothing is buffered: parse in place.
     if (buf_.empty()) {
         if (std::size_t end = find_head_end(input, 0); end != 0) {
-            if (end > max_header_bytes) return fail("response head exceeds " + std::to_string(max_header_bytes) + " bytes");
+            if (end > max_header_bytes)
+                return fail("response head exceeds " + std::to_string(max_header_bytes) + " bytes");
             consumed = end;
             return parse(input.substr(0, end));
         }
@@ -42,7 +43,8 @@ HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consume
     // (or its first bytes differ), not when it closes.
     if (!status_line_checked_) {
         const std::size_t prefix = std::min<std::size_t>(buf_.size(), 7);
-        if (std::string_view(buf_).substr(0, prefix) != std::string_view("HTTP/1.").substr(0, prefix))
+        if (std::string_view(buf_).substr(0, prefix) !=
+            std::string_view("HTTP/1.").substr(0, prefix))
             return fail("malformed status line (not HTTP/1.x)");
         if (auto nl = buf_.find('\n'); nl != std::string::npos) {
             status_line_checked_ = true;
@@ -68,11 +70,14 @@ HeadParser::Status HeadParser::feed(std::string_view input, std::size_t& consume
 std::size_t HeadParser::find_head_end(std::string_view text, std::size_t from) {
     // "\n\n" or "\n\r\n" ends the head; returns the head length, or 0.
     while (from < text.size()) {
-        const char* nl = static_cast<const char*>(std::memchr(text.data() + from, '\n', text.size() - from));
+        const char* nl =
+            static_cast<const char*>(std::memchr(text.data() + from, '\n', text.size() - from));
         std::size_t i = nl ? static_cast<std::size_t>(nl - text.data()) : text.size();
         bytes_scanned_ += i + 1 - from;
         if (!nl) return 0;
-        if ((i >= 1 && text[i - 1] == '\n') || (i >= 2 && text[i - 1] == '\r' && text[i - 2] == '\n')) return i + 1;
+        if ((i >= 1 && text[i - 1] == '\n') ||
+            (i >= 2 && text[i - 1] == '\r' && text[i - 2] == '\n'))
+            return i + 1;
         from = i + 1;
     }
     return 0;
@@ -91,9 +96,11 @@ std::string clean_field_value(std::string_view value) {
 
 }  // namespace
 
-std::optional<std::string> HeadParser::parse_status_line(std::string_view line, ResponseHead& head) {
+std::optional<std::string> HeadParser::parse_status_line(std::string_view line,
+                                                         ResponseHead& head) {
     // "HTTP/1.1 200 OK"
-    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || !(line[7] == '0' || line[7] == '1') || line[8] != ' ')
+    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || !(line[7] == '0' || line[7] == '1') ||
+        line[8] != ' ')
         return std::string("malformed status line");
     head.version_minor = line[7] - '0';
     int status = 0;
@@ -137,7 +144,8 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
         // The name checked and lower-cased in one pass, into its own string.
         std::string name(line.substr(0, colon));
         for (char& c : name) {
-            if (!is_token_char(static_cast<unsigned char>(c))) return fail("malformed header field name");
+            if (!is_token_char(static_cast<unsigned char>(c)))
+                return fail("malformed header field name");
             c = ascii_lower(c);
         }
         fields.emplace_back(std::move(name), clean_field_value(trim(line.substr(colon + 1))));
@@ -162,7 +170,8 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
                 std::string coding = to_lower(trim(list.substr(0, comma)));
                 list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
                 if (coding.empty()) continue;
-                if (coding != "chunked") return fail("unsupported Transfer-Encoding '" + coding + "'");
+                if (coding != "chunked")
+                    return fail("unsupported Transfer-Encoding '" + coding + "'");
                 if (head_.chunked) return fail("chunked applied twice");
                 head_.chunked = true;
             }
@@ -183,7 +192,8 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
 }
 
 BodyFramer::Mode body_mode_for(const ResponseHead& head) {
-    if (head.status < 200 || head.status == 204 || head.status == 304) return BodyFramer::Mode::none;
+    if (head.status < 200 || head.status == 204 || head.status == 304)
+        return BodyFramer::Mode::none;
     if (head.chunked) return BodyFramer::Mode::chunked;
     if (head.content_length) return BodyFramer::Mode::length;
     return BodyFramer::Mode::until_close;
@@ -196,10 +206,18 @@ void BodyFramer::start(Mode mode, std::uint64_t length) {
     error_.clear();
     remaining_ = length;
     switch (mode) {
-        case Mode::none: state_ = State::done; break;
-        case Mode::length: state_ = length == 0 ? State::done : State::data; break;
-        case Mode::chunked: state_ = State::size_line; break;
-        case Mode::until_close: state_ = State::data; break;
+        case Mode::none:
+            state_ = State::done;
+            break;
+        case Mode::length:
+            state_ = length == 0 ? State::done : State::data;
+            break;
+        case Mode::chunked:
+            state_ = State::size_line;
+            break;
+        case Mode::until_close:
+            state_ = State::data;
+            break;
     }
 }
 
@@ -231,7 +249,8 @@ std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out)
                 return used;
             case State::data: {
                 std::size_t take = n - used;
-                if (mode_ != Mode::until_close && take > remaining_) take = static_cast<std::size_t>(remaining_);
+                if (mode_ != Mode::until_close && take > remaining_)
+                    take = static_cast<std::size_t>(remaining_);
                 out.append(input + used, take);
                 used += take;
                 direct_received(take);
@@ -240,7 +259,8 @@ std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out)
             case State::size_line:
             case State::data_crlf:
             case State::trailers: {
-                const char* nl = static_cast<const char*>(std::memchr(input + used, '\n', n - used));
+                const char* nl =
+                    static_cast<const char*>(std::memchr(input + used, '\n', n - used));
                 std::size_t upto = nl ? static_cast<std::size_t>(nl - input) + 1 : n;
                 line_.append(input + used, upto - used);
                 if (state_ == State::trailers) trailer_bytes_ += upto - used;

@@ -41,7 +41,7 @@ struct ResponseHead {
 
 /// Parses one response head (status line + header fields + blank line).
 class HeadParser {
-public:
+  public:
     enum class Status { need_more, done, error };
 
     /// Feeds bytes; `consumed` is set to the bytes used from `input` (all of
@@ -59,7 +59,7 @@ public:
     /// Parses "HTTP/1.x NNN reason" into `head`; the reason why not otherwise.
     static std::optional<std::string> parse_status_line(std::string_view line, ResponseHead& head);
 
-private:
+  private:
     Status parse(std::string_view head);
     std::size_t find_head_end(std::string_view text, std::size_t from);
     Status fail(std::string why);
@@ -74,7 +74,7 @@ private:
 
 /// Decodes the body framing after a head: Content-Length, chunked, or until close.
 class BodyFramer {
-public:
+  public:
     enum class Mode { none, length, chunked, until_close };
 
     void start(Mode mode, std::uint64_t length = 0);
@@ -94,7 +94,7 @@ public:
     /// At EOF: whether the body is complete (until_close bodies end at EOF).
     bool complete_at_eof() const noexcept { return done() || mode_ == Mode::until_close; }
 
-private:
+  private:
     enum class State { size_line, data, data_crlf, trailers, done, failed };
     std::size_t fail(std::string why);
 

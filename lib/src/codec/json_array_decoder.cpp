@@ -14,7 +14,7 @@ namespace {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 class JsonArrayDecoder final : public detail::CountingDecoder {
-public:
+  public:
     explicit JsonArrayDecoder(std::size_t max_event_bytes) : max_(max_event_bytes) {}
 
     std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool&) override {
@@ -25,7 +25,9 @@ public:
             switch (state_) {
                 case State::before_array:
                     if (is_space(c)) continue;
-                    if (c != '[') return detail::malformed_stream("JSON array stream does not start with '['");
+                    if (c != '[')
+                        return detail::malformed_stream(
+                            "JSON array stream does not start with '['");
                     state_ = State::first_element;
                     continue;
                 case State::first_element:
@@ -35,7 +37,8 @@ public:
                         state_ = State::after_array;
                         continue;
                     }
-                    if (c == ']' || c == ',') return detail::malformed_stream("JSON array: missing element");
+                    if (c == ']' || c == ',')
+                        return detail::malformed_stream("JSON array: missing element");
                     state_ = State::in_element;
                     depth_ = 0;
                     in_string_ = escape_ = false;
@@ -50,8 +53,10 @@ public:
                         const char d = bytes[i];
                         if (i > start) ++scanned_;
                         if (in_string_) {
-                            if (escape_) escape_ = false;
-                            else if (d == '\\') escape_ = true;
+                            if (escape_)
+                                escape_ = false;
+                            else if (d == '\\')
+                                escape_ = true;
                             else if (d == '"') {
                                 in_string_ = false;
                                 if (depth_ == 0) {  // a top-level string ends here
@@ -82,8 +87,9 @@ public:
                         }
                     }
                     if (element_.size() + (i - start) > max_)
-                        return Error(ErrorCode::buffer_overflow, "JSON array element exceeds the decoder cap of " +
-                                                                     std::to_string(max_) + " bytes");
+                        return Error(ErrorCode::buffer_overflow,
+                                     "JSON array element exceeds the decoder cap of " +
+                                         std::to_string(max_) + " bytes");
                     element_.append(bytes.substr(start, i - start));
                     if (!ended) return std::nullopt;
                     if (auto e = emit(out)) return e;
@@ -93,12 +99,17 @@ public:
                 }
                 case State::after_element:
                     if (is_space(c)) continue;
-                    if (c == ',') state_ = State::before_element;
-                    else if (c == ']') state_ = State::after_array;
-                    else return detail::malformed_stream("JSON array: expected ',' or ']' after an element");
+                    if (c == ',')
+                        state_ = State::before_element;
+                    else if (c == ']')
+                        state_ = State::after_array;
+                    else
+                        return detail::malformed_stream(
+                            "JSON array: expected ',' or ']' after an element");
                     continue;
                 case State::after_array:
-                    if (!is_space(c)) return detail::malformed_stream("JSON array: data after the closing ']'");
+                    if (!is_space(c))
+                        return detail::malformed_stream("JSON array: data after the closing ']'");
                     continue;
             }
         }
@@ -110,7 +121,7 @@ public:
         return Error(ErrorCode::truncated, "JSON array stream ended before its closing ']'");
     }
 
-private:
+  private:
     std::optional<Error> emit(std::vector<Event>& out) {
         // Server bytes: refuse deep nesting before RapidJSON recurses into it.
         if (!detail::json_depth_within(element_))
@@ -118,7 +129,8 @@ private:
                                             std::to_string(detail::max_json_depth) + " levels");
         rapidjson::Document doc;
         doc.Parse(element_.data(), element_.size());
-        if (doc.HasParseError()) return detail::malformed_stream("JSON array element is not valid JSON");
+        if (doc.HasParseError())
+            return detail::malformed_stream("JSON array element is not valid JSON");
         Event e;
         e.type = "json";
         e.data = std::move(element_);
@@ -127,7 +139,14 @@ private:
         return std::nullopt;
     }
 
-    enum class State { before_array, first_element, before_element, in_element, after_element, after_array };
+    enum class State {
+        before_array,
+        first_element,
+        before_element,
+        in_element,
+        after_element,
+        after_array
+    };
     const std::size_t max_;
     State state_ = State::before_array;
     int depth_ = 0;

@@ -18,13 +18,14 @@ bool is_blank(std::string_view s) {
 }
 
 class NdjsonDecoder final : public detail::CountingDecoder {
-public:
+  public:
     explicit NdjsonDecoder(std::size_t max_event_bytes) : max_(max_event_bytes) {}
 
     std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool&) override {
         std::size_t i = 0;
         while (i < bytes.size()) {
-            const char* nl = static_cast<const char*>(std::memchr(bytes.data() + i, '\n', bytes.size() - i));
+            const char* nl =
+                static_cast<const char*>(std::memchr(bytes.data() + i, '\n', bytes.size() - i));
             std::size_t j = nl ? static_cast<std::size_t>(nl - bytes.data()) : bytes.size();
             scanned_ += j - i + (nl ? 1 : 0);
             if (line_.size() + (j - i) > max_)
@@ -53,23 +54,24 @@ public:
         // A last line without its newline: complete JSON is an item, anything else a cut.
         rapidjson::Document doc;
         if (!detail::json_depth_within(line_))
-            return detail::malformed_stream("NDJSON line nested deeper than " + std::to_string(detail::max_json_depth) +
-                                            " levels");
+            return detail::malformed_stream("NDJSON line nested deeper than " +
+                                            std::to_string(detail::max_json_depth) + " levels");
         doc.Parse(line_.data(), line_.size());
-        if (doc.HasParseError()) return Error(ErrorCode::truncated, "NDJSON stream ended in the middle of a line");
+        if (doc.HasParseError())
+            return Error(ErrorCode::truncated, "NDJSON stream ended in the middle of a line");
         auto e = emit(line_, out);
         line_.clear();
         return e;
     }
 
-private:
+  private:
     std::optional<Error> emit(std::string_view line, std::vector<Event>& out) {
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (is_blank(line)) return std::nullopt;
         // Server bytes: refuse deep nesting before RapidJSON recurses into it.
         if (!detail::json_depth_within(line))
-            return detail::malformed_stream("NDJSON line nested deeper than " + std::to_string(detail::max_json_depth) +
-                                            " levels");
+            return detail::malformed_stream("NDJSON line nested deeper than " +
+                                            std::to_string(detail::max_json_depth) + " levels");
         rapidjson::Document doc;
         doc.Parse(line.data(), line.size());
         if (doc.HasParseError())

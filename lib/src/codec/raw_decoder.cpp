@@ -10,9 +10,11 @@ namespace {
 
 /// Raw body bytes as events; an SSE decoder alongside finds the end of [DONE].
 class RawDecoder final : public detail::CountingDecoder {
-public:
-    explicit RawDecoder(std::size_t max_event_bytes) : sse_(detail::make_sse_scanner(max_event_bytes)) {}
-    std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) override {
+  public:
+    explicit RawDecoder(std::size_t max_event_bytes)
+        : sse_(detail::make_sse_scanner(max_event_bytes)) {}
+    std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out,
+                              bool& done) override {
         std::size_t consumed = 0;
         std::optional<Error> e;
         if (lf_may_follow_) {
@@ -39,7 +41,7 @@ public:
     }
     std::optional<Error> finish(std::vector<Event>&) override { return std::nullopt; }
 
-private:
+  private:
     std::unique_ptr<detail::SseScanner> sse_;
     bool lf_may_follow_ = false;
 };

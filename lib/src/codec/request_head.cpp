@@ -28,7 +28,8 @@ std::string serialize_request_head(const Url& url, std::size_t body_size, const 
     head += "Content-Length: " + std::to_string(body_size) + "\r\n";
     if (!has_type) head += "Content-Type: application/json\r\n";
     if (!has_agent) head += "User-Agent: nous-http/0.1\r\n";
-    if (!proxy_authorization.empty()) head += "Proxy-Authorization: " + proxy_authorization + "\r\n";
+    if (!proxy_authorization.empty())
+        head += "Proxy-Authorization: " + proxy_authorization + "\r\n";
     for (const auto& [k, v] : extra) {
         head += k;
         head += ": ";
@@ -38,7 +39,8 @@ std::string serialize_request_head(const Url& url, std::size_t body_size, const 
     for (const auto& [k, v] : headers) {
         // Framing is ours: a caller's Content-Length or Transfer-Encoding was
         // validated (and is dropped) in post().
-        if (header_name_equals(k, "content-length") || header_name_equals(k, "transfer-encoding")) continue;
+        if (header_name_equals(k, "content-length") || header_name_equals(k, "transfer-encoding"))
+            continue;
         head += k;
         head += ": ";
         head += v;

@@ -46,7 +46,8 @@ struct DateCursor {
     bool number(std::size_t min_digits, std::size_t max_digits, int& out) {
         std::size_t n = 0;
         out = 0;
-        while (n < max_digits && n < text.size() && text[n] >= '0' && text[n] <= '9') out = out * 10 + (text[n++] - '0');
+        while (n < max_digits && n < text.size() && text[n] >= '0' && text[n] <= '9')
+            out = out * 10 + (text[n++] - '0');
         if (n < min_digits) return false;
         text.remove_prefix(n);
         return true;
@@ -62,7 +63,8 @@ struct DateCursor {
         return false;
     }
     bool weekday(bool long_form) {
-        static constexpr std::string_view shorts[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+        static constexpr std::string_view shorts[] = {"Mon", "Tue", "Wed", "Thu",
+                                                      "Fri", "Sat", "Sun"};
         static constexpr std::string_view longs[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                                      "Friday", "Saturday", "Sunday"};
         for (int i = 0; i < 7; ++i)
@@ -70,7 +72,8 @@ struct DateCursor {
         return false;
     }
     bool clock(int& h, int& m, int& s) {
-        return number(2, 2, h) && literal(":") && number(2, 2, m) && literal(":") && number(2, 2, s);
+        return number(2, 2, h) && literal(":") && number(2, 2, m) && literal(":") &&
+               number(2, 2, s);
     }
 };
 
@@ -81,15 +84,15 @@ std::optional<long long> parse_http_date(std::string_view text) {
     bool parsed = false;
     {  // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         DateCursor c{text};
-        parsed = c.weekday(false) && c.literal(", ") && c.number(2, 2, day) && c.literal(" ") && c.month(month) &&
-                 c.literal(" ") && c.number(4, 4, year) && c.literal(" ") && c.clock(h, m, s) &&
-                 c.literal(" GMT") && c.text.empty();
+        parsed = c.weekday(false) && c.literal(", ") && c.number(2, 2, day) && c.literal(" ") &&
+                 c.month(month) && c.literal(" ") && c.number(4, 4, year) && c.literal(" ") &&
+                 c.clock(h, m, s) && c.literal(" GMT") && c.text.empty();
     }
     if (!parsed) {  // obsolete RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
         DateCursor c{text};
-        parsed = c.weekday(true) && c.literal(", ") && c.number(2, 2, day) && c.literal("-") && c.month(month) &&
-                 c.literal("-") && c.number(2, 2, year) && c.literal(" ") && c.clock(h, m, s) &&
-                 c.literal(" GMT") && c.text.empty();
+        parsed = c.weekday(true) && c.literal(", ") && c.number(2, 2, day) && c.literal("-") &&
+                 c.month(month) && c.literal("-") && c.number(2, 2, year) && c.literal(" ") &&
+                 c.clock(h, m, s) && c.literal(" GMT") && c.text.empty();
         if (parsed) {
             // RFC 9110 5.6.7: a two-digit year more than 50 years ahead is in the past century.
             const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -107,8 +110,9 @@ std::optional<long long> parse_http_date(std::string_view text) {
                  c.clock(h, m, s) && c.literal(" ") && c.number(4, 4, year) && c.text.empty();
     }
     if (!parsed || day < 1 || day > 31 || h > 23 || m > 59 || s > 60) return std::nullopt;
-    return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400LL + h * 3600LL +
-           m * 60LL + s;
+    return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) *
+               86400LL +
+           h * 3600LL + m * 60LL + s;
 }
 
 namespace {
@@ -116,7 +120,8 @@ namespace {
 std::optional<Milliseconds> delay_until_http_date(std::string_view text) {
     auto when = parse_http_date(text);
     if (!when) return std::nullopt;
-    const auto now = std::chrono::duration_cast<Milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+    const auto now = std::chrono::duration_cast<Milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
     const auto delta = Milliseconds(*when * 1000) - now;
     return delta.count() < 0 ? Milliseconds(0) : delta;
 }

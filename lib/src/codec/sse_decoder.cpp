@@ -20,13 +20,14 @@ constexpr std::string_view kBom = "\xEF\xBB\xBF";
 /// that point into the input or the decoder's own storage. A single-line data
 /// event wholly inside the input is handed out without a copy.
 class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
-public:
+  public:
     explicit SseDecoder(std::size_t max_event_bytes)
         : max_data_(max_event_bytes), max_line_(max_event_bytes + 6 /* "data: " */) {
         ids_.emplace_back();
     }
 
-    std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) override {
+    std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out,
+                              bool& done) override {
         std::size_t consumed = 0;
         return feed_counting(bytes, out, done, consumed);
     }
@@ -36,7 +37,8 @@ public:
         owned_.clear();
         while (ids_.size() > 1) ids_.pop_front();  // owned events hold their own share
         return run(bytes, done, consumed,
-                   [&](std::string_view type, std::string_view data, bool data_is_input, const EventId& id) {
+                   [&](std::string_view type, std::string_view data, bool data_is_input,
+                       const EventId& id) {
                        Event e;
                        e.type.assign(type);
                        if (data_is_input)
@@ -49,13 +51,15 @@ public:
                    });
     }
 
-    std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out, bool& done) override {
+    std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out,
+                                    bool& done) override {
         // Views of the previous call are void now: drop what kept them alive.
         owned_.clear();
         while (ids_.size() > 1) ids_.pop_front();
         std::size_t consumed = 0;
         return run(bytes, done, consumed,
-                   [&](std::string_view type, std::string_view data, bool data_is_input, const EventId& id) {
+                   [&](std::string_view type, std::string_view data, bool data_is_input,
+                       const EventId& id) {
                        EventView v;
                        v.type = type;
                        if (data_is_input) {
@@ -82,9 +86,10 @@ public:
         return std::nullopt;
     }
 
-private:
+  private:
     template <typename Emit>
-    std::optional<Error> run(std::string_view bytes, bool& done, std::size_t& consumed, Emit&& emit) {
+    std::optional<Error> run(std::string_view bytes, bool& done, std::size_t& consumed,
+                             Emit&& emit) {
         consumed = 0;
         if (done_) {
             done = true;
@@ -119,7 +124,8 @@ private:
             // CR before it (CR-only line ends are rare). New bytes only: no rescans.
             const char* lf = static_cast<const char*>(std::memchr(p + i, '\n', n - i));
             const std::size_t limit = lf ? static_cast<std::size_t>(lf - p) : n;
-            const char* cr = has_cr ? static_cast<const char*>(std::memchr(p + i, '\r', limit - i)) : nullptr;
+            const char* cr =
+                has_cr ? static_cast<const char*>(std::memchr(p + i, '\r', limit - i)) : nullptr;
             const std::size_t j = cr ? static_cast<std::size_t>(cr - p) : limit;
             scanned_ += j - i + (j < n ? 1 : 0);
             if (j == n) {
@@ -261,14 +267,15 @@ private:
     std::size_t bom_pos_ = 0;
     bool skip_lf_ = false;
     bool done_ = false;
-    std::string line_;               ///< a partial line carried over from the previous input
-    std::string data_;               ///< the event's data when it is ours (several lines, or carried over)
-    std::string_view data_view_;     ///< the event's one data line, inside the current input
+    std::string line_;  ///< a partial line carried over from the previous input
+    std::string data_;  ///< the event's data when it is ours (several lines, or carried over)
+    std::string_view data_view_;  ///< the event's one data line, inside the current input
     bool data_in_input_ = false;
     std::size_t data_lines_ = 0;
     std::string event_type_;
     std::deque<std::string> types_;  ///< interned event types: views of them stay valid
-    std::deque<EventId> ids_;        ///< back(): the last event ID; older ones live until the next feed_views
+    std::deque<EventId>
+        ids_;  ///< back(): the last event ID; older ones live until the next feed_views
     std::deque<std::string> owned_;  ///< storage of the views handed out by the last feed_views
     std::optional<Milliseconds> retry_;
 };

@@ -23,7 +23,8 @@ Result<std::string> resolve_chain(const ChainSpec& spec, const std::string& per_
             not_built(per_call, "per call");
             return fallback(per_call);
         }
-        return Error(ErrorCode::invalid_argument, std::string("unknown ") + spec.kind + " '" + per_call + "'");
+        return Error(ErrorCode::invalid_argument,
+                     std::string("unknown ") + spec.kind + " '" + per_call + "'");
     }
     if (spec.env_value) {
         std::string name = spec.env_value;

@@ -10,10 +10,10 @@
 namespace nous::http::detail {
 
 struct ChainSpec {
-    const char* kind;             ///< "backend" or "stream backend", for messages
-    const char* env_var;          ///< NOUS_HTTP_BACKEND / NOUS_HTTP_STREAM_BACKEND (for messages)
-    const char* env_value;        ///< its value, or null
-    const char* default_name;     ///< "pooled" / "window"
+    const char* kind;          ///< "backend" or "stream backend", for messages
+    const char* env_var;       ///< NOUS_HTTP_BACKEND / NOUS_HTTP_STREAM_BACKEND (for messages)
+    const char* env_value;     ///< its value, or null
+    const char* default_name;  ///< "pooled" / "window"
     std::optional<std::string> config_name;
     /// Whether `name` is registered/built-in and compiled in.
     bool (*available)(const std::string&);

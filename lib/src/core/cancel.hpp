@@ -18,10 +18,10 @@ namespace detail {
 /// Something a cancel must wake. interrupt() runs on the cancelling thread,
 /// under the token's lock: it must be quick and must not call back into the token.
 class CancelTarget {
-public:
+  public:
     virtual void interrupt() noexcept = 0;
 
-protected:
+  protected:
     ~CancelTarget() = default;
 };
 
@@ -39,21 +39,19 @@ struct CancelAccess {
     static CancelToken::State& state(const CancelToken& token) noexcept { return *token.state_; }
 };
 
-inline bool is_cancelled(const CancelToken* token) noexcept {
-    return token && token->cancelled();
-}
+inline bool is_cancelled(const CancelToken* token) noexcept { return token && token->cancelled(); }
 
 /// Registers `target` with the token for the lifetime of this object. If the
 /// token is already cancelled, the target is interrupted at once. A null token
 /// registers nothing.
 class CancelRegistration {
-public:
+  public:
     CancelRegistration(const CancelToken* token, CancelTarget* target);
     ~CancelRegistration();
     CancelRegistration(const CancelRegistration&) = delete;
     CancelRegistration& operator=(const CancelRegistration&) = delete;
 
-private:
+  private:
     const CancelToken* token_;
     CancelTarget* target_;
 };

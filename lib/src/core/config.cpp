@@ -1,5 +1,7 @@
 // App config: configure() in code, and a JSON file named by NOUS_HTTP_CONFIG.
 
+#include "core/config.hpp"
+
 #include <rapidjson/document.h>
 
 #include <fstream>
@@ -7,7 +9,6 @@
 #include <mutex>
 #include <sstream>
 
-#include "core/config.hpp"
 #include "core/json_limits.hpp"
 #include "core/log.hpp"
 
@@ -18,7 +19,7 @@ namespace {
 struct ConfigState {
     std::mutex mutex;
     Config programmatic;
-    std::map<std::string, Config> files;  ///< parsed file per path (read once)
+    std::map<std::string, Config> files;   ///< parsed file per path (read once)
     std::shared_ptr<const Config> merged;  ///< for merged_for_path
     std::string merged_for_path;
 };
@@ -57,7 +58,8 @@ void read_value(const rapidjson::Value& v, std::optional<std::string>& out) {
 void read_value(const rapidjson::Value& v, std::optional<Milliseconds>& out) {
     // Durations past ~115 days would overflow deadline arithmetic.
     constexpr std::uint64_t max_ms = 10'000'000'000ull;
-    if (v.IsUint64() && v.GetUint64() <= max_ms) out = Milliseconds(static_cast<long long>(v.GetUint64()));
+    if (v.IsUint64() && v.GetUint64() <= max_ms)
+        out = Milliseconds(static_cast<long long>(v.GetUint64()));
 }
 void read_value(const rapidjson::Value& v, std::optional<std::size_t>& out) {
     if (v.IsUint64()) out = static_cast<std::size_t>(v.GetUint64());
@@ -113,7 +115,8 @@ std::shared_ptr<const Config> config_snapshot(const EnvSnapshot& env) {
     Config result;
     if (!path.empty()) {
         auto it = s.files.find(std::string(path));
-        if (it == s.files.end()) it = s.files.emplace(std::string(path), parse_config_file(std::string(path))).first;
+        if (it == s.files.end())
+            it = s.files.emplace(std::string(path), parse_config_file(std::string(path))).first;
         result = it->second;
     }
     const Config& code = s.programmatic;
@@ -125,18 +128,25 @@ std::shared_ptr<const Config> config_snapshot(const EnvSnapshot& env) {
 
 Settings effective_settings(const Options& options, const Config& config) {
     Settings s;
-    s.connect_timeout = options.connect_timeout.value_or(config.connect_timeout.value_or(defaults::connect_timeout));
-    s.read_timeout = options.read_timeout.value_or(config.read_timeout.value_or(defaults::read_timeout));
-    s.max_retries = options.max_retries.value_or(config.max_retries.value_or(defaults::max_retries));
+    s.connect_timeout = options.connect_timeout.value_or(
+        config.connect_timeout.value_or(defaults::connect_timeout));
+    s.read_timeout =
+        options.read_timeout.value_or(config.read_timeout.value_or(defaults::read_timeout));
+    s.max_retries =
+        options.max_retries.value_or(config.max_retries.value_or(defaults::max_retries));
     s.max_response_bytes = options.max_response_bytes.value_or(defaults::max_response_bytes);
     s.pool.max_connections = config.pool_max_per_origin.value_or(defaults::pool_max_per_origin);
     s.pool.max_idle = config.pool_max_idle_per_origin.value_or(defaults::pool_max_idle_per_origin);
     s.pool.idle_timeout = config.pool_idle_timeout.value_or(defaults::pool_idle_timeout);
-    s.window_high_bytes = options.window_high_bytes.value_or(config.window_high_bytes.value_or(defaults::window_high_bytes));
-    s.window_low_bytes = options.window_low_bytes.value_or(config.window_low_bytes.value_or(defaults::window_low_bytes));
-    s.window_max_park = options.window_max_park.value_or(config.window_max_park.value_or(defaults::window_max_park));
+    s.window_high_bytes = options.window_high_bytes.value_or(
+        config.window_high_bytes.value_or(defaults::window_high_bytes));
+    s.window_low_bytes = options.window_low_bytes.value_or(
+        config.window_low_bytes.value_or(defaults::window_low_bytes));
+    s.window_max_park = options.window_max_park.value_or(
+        config.window_max_park.value_or(defaults::window_max_park));
     s.max_event_bytes = options.max_event_bytes.value_or(defaults::max_event_bytes);
-    s.max_concurrent_streams = config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
+    s.max_concurrent_streams =
+        config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
     return s;
 }
 

@@ -46,7 +46,9 @@ struct Deadlines {
     }
     /// A kernel timeout fired (SO_SNDTIMEO, SO_RCVTIMEO set from read_limit):
     /// which deadline it stood for.
-    Expiry expired_now() const noexcept { return Clock::now() >= total_by ? Expiry::total : Expiry::idle; }
+    Expiry expired_now() const noexcept {
+        return Clock::now() >= total_by ? Expiry::total : Expiry::idle;
+    }
 };
 
 /// Milliseconds left until `t` (0 when past), clamped to int for poll().

@@ -1,14 +1,16 @@
 #include "core/env.hpp"
 
-#include <cstring>
 #include <unistd.h>
+
+#include <cstring>
 
 namespace nous::http::detail {
 
 namespace {
 /// If `entry` is "NAME=value" with a non-empty value, returns the value.
 const char* match(const char* entry, const char* name, std::size_t length) {
-    if (std::strncmp(entry, name, length) != 0 || entry[length] != '=' || entry[length + 1] == '\0') return nullptr;
+    if (std::strncmp(entry, name, length) != 0 || entry[length] != '=' || entry[length + 1] == '\0')
+        return nullptr;
     return entry + length + 1;
 }
 #define NOUS_MATCH(entry, literal) match(entry, literal, sizeof(literal) - 1)
@@ -23,14 +25,20 @@ EnvSnapshot read_env() noexcept {
         const char* v = nullptr;
         switch (entry[0]) {
             case 'N':
-                if ((v = NOUS_MATCH(entry, "NOUS_HTTP_BACKEND"))) env.http_backend = v;
-                else if ((v = NOUS_MATCH(entry, "NOUS_HTTP_STREAM_BACKEND"))) env.http_stream_backend = v;
-                else if ((v = NOUS_MATCH(entry, "NOUS_HTTP_CONFIG"))) env.http_config = v;
-                else if ((v = NOUS_MATCH(entry, "NO_PROXY"))) upper_no = v;
+                if ((v = NOUS_MATCH(entry, "NOUS_HTTP_BACKEND")))
+                    env.http_backend = v;
+                else if ((v = NOUS_MATCH(entry, "NOUS_HTTP_STREAM_BACKEND")))
+                    env.http_stream_backend = v;
+                else if ((v = NOUS_MATCH(entry, "NOUS_HTTP_CONFIG")))
+                    env.http_config = v;
+                else if ((v = NOUS_MATCH(entry, "NO_PROXY")))
+                    upper_no = v;
                 break;
             case 'h':
-                if ((v = NOUS_MATCH(entry, "http_proxy"))) env.http_proxy = v;
-                else if ((v = NOUS_MATCH(entry, "https_proxy"))) env.https_proxy = v;
+                if ((v = NOUS_MATCH(entry, "http_proxy")))
+                    env.http_proxy = v;
+                else if ((v = NOUS_MATCH(entry, "https_proxy")))
+                    env.https_proxy = v;
                 break;
             case 'H':
                 if ((v = NOUS_MATCH(entry, "HTTPS_PROXY"))) upper_https = v;

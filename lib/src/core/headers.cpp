@@ -5,7 +5,9 @@
 
 namespace nous::http {
 
-bool header_name_equals(std::string_view a, std::string_view b) noexcept { return detail::ascii_iequals(a, b); }
+bool header_name_equals(std::string_view a, std::string_view b) noexcept {
+    return detail::ascii_iequals(a, b);
+}
 
 std::optional<std::string_view> Response::header(std::string_view name) const {
     for (const auto& [k, v] : headers)
@@ -21,7 +23,8 @@ void add_api_key(Headers& headers, std::string_view header_name, std::string_vie
         headers.emplace_back(std::string(header_name), std::string(api_key));
 }
 void add_openai_organization(Headers& headers, std::string_view organization) {
-    if (!organization.empty()) headers.emplace_back("openai-organization", std::string(organization));
+    if (!organization.empty())
+        headers.emplace_back("openai-organization", std::string(organization));
 }
 void add_openai_project(Headers& headers, std::string_view project) {
     if (!project.empty()) headers.emplace_back("openai-project", std::string(project));
@@ -29,15 +32,17 @@ void add_openai_project(Headers& headers, std::string_view project) {
 
 namespace detail {
 
-
 std::optional<Error> validate_request_headers(std::string_view body, const Headers& headers) {
     if (auto e = validate_headers(headers)) return e;
     for (const auto& [name, value] : headers) {
         if (header_name_equals(name, "transfer-encoding"))
-            return Error(ErrorCode::invalid_argument, "Transfer-Encoding is set by the library, not the caller");
-        if (header_name_equals(name, "content-length") && trim(value) != std::to_string(body.size()))
             return Error(ErrorCode::invalid_argument,
-                         "Content-Length header disagrees with the body size (" + std::to_string(body.size()) + ")");
+                         "Transfer-Encoding is set by the library, not the caller");
+        if (header_name_equals(name, "content-length") &&
+            trim(value) != std::to_string(body.size()))
+            return Error(ErrorCode::invalid_argument,
+                         "Content-Length header disagrees with the body size (" +
+                             std::to_string(body.size()) + ")");
     }
     return std::nullopt;
 }
@@ -93,7 +98,6 @@ std::optional<Error> validate_headers(const Headers& headers) {
     }
     return std::nullopt;
 }
-
 
 std::string redact_header(std::string_view name, std::string_view value) {
     return detail::redacted_header_line(name, value);

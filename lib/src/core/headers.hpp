@@ -9,8 +9,8 @@
 
 namespace nous::http::detail {
 
-/// validate_headers (public: nous/http/client.hpp), plus the framing rules: a caller's Content-Length must
-/// equal the body size and Transfer-Encoding is refused (the framing is ours).
+/// validate_headers (public: nous/http/client.hpp), plus the framing rules: a caller's
+/// Content-Length must equal the body size and Transfer-Encoding is refused (the framing is ours).
 std::optional<Error> validate_request_headers(std::string_view body, const Headers& headers);
 
 /// True for headers whose values are secrets (Authorization, Proxy-Authorization,

@@ -15,7 +15,9 @@ bool json_depth_within(std::string_view text, std::size_t max_depth) noexcept {
             continue;
         }
         switch (c) {
-            case '"': in_string = true; break;
+            case '"':
+                in_string = true;
+                break;
             case '[':
             case '{':
                 if (++depth > max_depth) return false;
@@ -24,7 +26,8 @@ bool json_depth_within(std::string_view text, std::size_t max_depth) noexcept {
             case '}':
                 if (depth > 0) --depth;
                 break;
-            default: break;
+            default:
+                break;
         }
     }
     return true;

@@ -1,12 +1,13 @@
+#include "core/log.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
 
-#include "core/log.hpp"
-#include "core/strings.hpp"
 #include "core/limits.hpp"
+#include "core/strings.hpp"
 
 namespace nous::http {
 namespace {
@@ -37,10 +38,14 @@ SinkHolder& sink_holder() {
 
 const char* level_name(LogLevel level) {
     switch (level) {
-        case LogLevel::error: return "error";
-        case LogLevel::warning: return "warning";
-        case LogLevel::info: return "info";
-        case LogLevel::debug: return "debug";
+        case LogLevel::error:
+            return "error";
+        case LogLevel::warning:
+            return "warning";
+        case LogLevel::info:
+            return "info";
+        case LogLevel::debug:
+            return "debug";
     }
     return "?";
 }

@@ -17,7 +17,8 @@ std::string percent_decode(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+        if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+            hex_value(text[i + 2]) >= 0) {
             out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
             i += 2;
         } else {
@@ -28,12 +29,14 @@ std::string percent_decode(std::string_view text) {
 }
 
 std::string base64(std::string_view in) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
     out.reserve((in.size() + 2) / 3 * 4);
     std::size_t i = 0;
     for (; i + 3 <= in.size(); i += 3) {
-        unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+        unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
+                     (static_cast<unsigned char>(in[i + 1]) << 8) |
                      static_cast<unsigned char>(in[i + 2]);
         out += alphabet[(v >> 18) & 63];
         out += alphabet[(v >> 12) & 63];
@@ -53,7 +56,9 @@ std::string base64(std::string_view in) {
 
 }  // namespace
 
-std::string basic_auth(std::string_view userinfo) { return "Basic " + base64(percent_decode(userinfo)); }
+std::string basic_auth(std::string_view userinfo) {
+    return "Basic " + base64(percent_decode(userinfo));
+}
 
 bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_t port) {
     std::string h = to_lower(host);
@@ -68,10 +73,12 @@ bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_
             if (entry.substr(colon + 1) != std::to_string(port)) continue;
             entry.resize(colon);
         }
-        if (!entry.empty() && entry.front() == '[' && entry.back() == ']') entry = entry.substr(1, entry.size() - 2);
+        if (!entry.empty() && entry.front() == '[' && entry.back() == ']')
+            entry = entry.substr(1, entry.size() - 2);
         if (!entry.empty() && entry.front() == '.') entry.erase(0, 1);
         if (h == entry) return true;
-        if (h.size() > entry.size() && h.compare(h.size() - entry.size(), entry.size(), entry) == 0 &&
+        if (h.size() > entry.size() &&
+            h.compare(h.size() - entry.size(), entry.size(), entry) == 0 &&
             h[h.size() - entry.size() - 1] == '.')
             return true;
     }
@@ -85,9 +92,12 @@ Result<std::string> proxy_for(const Url& url, const EnvSnapshot& env) {
     std::string proxy = value;
     if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
     auto parsed = parse_url(proxy);
-    if (!parsed) return Error(ErrorCode::invalid_argument, "proxy from the environment: " + parsed.error().message);
+    if (!parsed)
+        return Error(ErrorCode::invalid_argument,
+                     "proxy from the environment: " + parsed.error().message);
     if (parsed->https)
-        return Error(ErrorCode::invalid_argument, "https:// proxies are not supported (use an http:// proxy)");
+        return Error(ErrorCode::invalid_argument,
+                     "https:// proxies are not supported (use an http:// proxy)");
     return proxy;
 }
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "core/env.hpp"
-#include "nous/http/result.hpp"
 #include "core/url.hpp"
+#include "nous/http/result.hpp"
 
 namespace nous::http::detail {
 

@@ -15,7 +15,7 @@ namespace nous::http::detail {
 
 template <typename T>
 class NamedRegistry {
-public:
+  public:
     using Factory = std::function<std::shared_ptr<T>()>;
 
     /// Adds or replaces `name`; its factory runs on first use.
@@ -45,21 +45,23 @@ public:
             std::lock_guard lock(mutex_);
             auto it = entries_.find(name);
             if (it == entries_.end())
-                return Error(ErrorCode::backend_unavailable, std::string(kind) + " '" + name + "' is not registered");
+                return Error(ErrorCode::backend_unavailable,
+                             std::string(kind) + " '" + name + "' is not registered");
             if (it->second.instance) return it->second.instance;
             factory = it->second.factory;
         }
         // The factory runs outside the lock: it may call back into the library.
         std::shared_ptr<T> made = factory ? factory() : nullptr;
         if (!made)
-            return Error(ErrorCode::backend_unavailable, std::string(kind) + " '" + name + "' could not be created");
+            return Error(ErrorCode::backend_unavailable,
+                         std::string(kind) + " '" + name + "' could not be created");
         std::lock_guard lock(mutex_);
         auto& entry = entries_[name];
         if (!entry.instance) entry.instance = std::move(made);
         return entry.instance;
     }
 
-private:
+  private:
     struct Entry {
         Factory factory;
         std::shared_ptr<T> instance;

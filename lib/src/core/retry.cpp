@@ -18,7 +18,8 @@ bool is_retryable(const Error& error) noexcept {
         case ErrorCode::connection_closed:
             return true;
         case ErrorCode::http_status:
-            return error.status == 408 || error.status == 409 || error.status == 429 || error.status >= 500;
+            return error.status == 408 || error.status == 409 || error.status == 429 ||
+                   error.status >= 500;
         default:
             return false;
     }
@@ -44,19 +45,22 @@ void default_sleep(Milliseconds delay, const CancelToken* cancel) {
     while (!is_cancelled(cancel)) {
         auto now = Clock::now();
         if (now >= until) return;
-        std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds(20)));
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(until - now, std::chrono::milliseconds(20)));
     }
 }
 
 }  // namespace
 
-std::optional<Milliseconds> retry_delay(Error& error, int attempt, int max_retries, const testing::Hooks* hooks,
-                                        Clock::time_point now, Clock::time_point total_by) {
+std::optional<Milliseconds> retry_delay(Error& error, int attempt, int max_retries,
+                                        const testing::Hooks* hooks, Clock::time_point now,
+                                        Clock::time_point total_by) {
     if (attempt >= max_retries || !is_retryable(error)) return std::nullopt;
     Milliseconds delay;
     if (error.retry_after) {
         if (*error.retry_after > retry_max_hint) {
-            error.message += " (server asks to retry after " + std::to_string(error.retry_after->count()) +
+            error.message += " (server asks to retry after " +
+                             std::to_string(error.retry_after->count()) +
                              " ms: longer than we wait)";
             return std::nullopt;
         }
@@ -79,31 +83,35 @@ void retry_sleep(Milliseconds delay, const testing::Hooks* hooks, const CancelTo
 
 }  // namespace
 
-std::optional<Error> run_with_retries(const std::function<std::optional<Error>(Clock::time_point)>& attempt,
-                                      const RetryRun& run) {
+std::optional<Error> run_with_retries(
+    const std::function<std::optional<Error>(Clock::time_point)>& attempt, const RetryRun& run) {
     const testing::Hooks* hooks = run.hooks;
     auto now = [hooks] { return hooks && hooks->now ? hooks->now() : Clock::now(); };
     // The policy's clock may be a test's; deadlines handed to attempts are on the steady clock.
     const auto start = now();
     const bool has_total = run.total_timeout.has_value();
-    const Clock::time_point policy_total_by = has_total ? start + *run.total_timeout : Clock::time_point::max();
+    const Clock::time_point policy_total_by =
+        has_total ? start + *run.total_timeout : Clock::time_point::max();
     for (int n = 0;; ++n) {
         Clock::time_point total_by = Clock::time_point::max();
         if (has_total) {
             auto left = policy_total_by - now();
             if (left <= Clock::duration::zero())
-                return Error(ErrorCode::timeout_total, "total deadline passed before the " + std::string(run.what));
+                return Error(ErrorCode::timeout_total,
+                             "total deadline passed before the " + std::string(run.what));
             total_by = Clock::now() + left;
         }
         std::optional<Error> error = attempt(total_by);
         if (!error) return std::nullopt;
         auto delay = retry_delay(*error, n, run.max_retries, hooks, now(), policy_total_by);
         if (!delay) return error;
-        if (is_cancelled(run.cancel)) return Error(ErrorCode::cancelled, "cancelled before retrying");
-        log(LogLevel::info, std::string(run.what) + ": retrying after " + std::to_string(delay->count()) +
-                                " ms: " + error->message);
+        if (is_cancelled(run.cancel))
+            return Error(ErrorCode::cancelled, "cancelled before retrying");
+        log(LogLevel::info, std::string(run.what) + ": retrying after " +
+                                std::to_string(delay->count()) + " ms: " + error->message);
         retry_sleep(*delay, hooks, run.cancel);
-        if (is_cancelled(run.cancel)) return Error(ErrorCode::cancelled, "cancelled while waiting to retry");
+        if (is_cancelled(run.cancel))
+            return Error(ErrorCode::cancelled, "cancelled while waiting to retry");
     }
 }
 

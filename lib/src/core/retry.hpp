@@ -28,8 +28,9 @@ Milliseconds backoff_delay(int attempt, double random01) noexcept;
 /// The delay before retry number `attempt` (0-based) of a failed request, or
 /// nullopt when it must not be retried: not retryable, retries used up, a
 /// server hint over 60 s (noted in the message), or past `total_by`.
-std::optional<Milliseconds> retry_delay(Error& error, int attempt, int max_retries, const testing::Hooks* hooks,
-                                        Clock::time_point now, Clock::time_point total_by);
+std::optional<Milliseconds> retry_delay(Error& error, int attempt, int max_retries,
+                                        const testing::Hooks* hooks, Clock::time_point now,
+                                        Clock::time_point total_by);
 
 /// What the runner needs of one call.
 struct RetryRun {
@@ -43,7 +44,7 @@ struct RetryRun {
 /// Runs `attempt(total_by)` up to 1 + max_retries times, where `total_by` is
 /// what is left of the total deadline on the steady clock (max() when none).
 /// Returns nullopt after a successful attempt, else the last error.
-std::optional<Error> run_with_retries(const std::function<std::optional<Error>(Clock::time_point)>& attempt,
-                                      const RetryRun& run);
+std::optional<Error> run_with_retries(
+    const std::function<std::optional<Error>(Clock::time_point)>& attempt, const RetryRun& run);
 
 }  // namespace nous::http::detail

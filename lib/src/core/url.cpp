@@ -20,8 +20,7 @@ std::string Url::host_header() const {
 }
 
 std::string Url::origin() const {
-    return scheme() + "://" + (host_is_ipv6 ? "[" + host + "]" : host) + ":" +
-           std::to_string(port);
+    return scheme() + "://" + (host_is_ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 namespace {
@@ -55,14 +54,16 @@ bool is_ipv4_literal(std::string_view text) noexcept {
 bool is_ipv6_literal(std::string_view text) noexcept {
     if (text.empty()) return false;
     auto gap = text.find("::");
-    if (gap != std::string_view::npos && text.find("::", gap + 1) != std::string_view::npos) return false;
+    if (gap != std::string_view::npos && text.find("::", gap + 1) != std::string_view::npos)
+        return false;
     // Counts the 16-bit groups of one side of "::"; an IPv4 tail counts as two.
     auto groups = [](std::string_view side, bool may_end_in_ipv4, int& count) {
         if (side.empty()) return true;
         while (true) {
             auto colon = side.find(':');
             std::string_view group = side.substr(0, colon);
-            if (colon == std::string_view::npos && may_end_in_ipv4 && group.find('.') != std::string_view::npos) {
+            if (colon == std::string_view::npos && may_end_in_ipv4 &&
+                group.find('.') != std::string_view::npos) {
                 if (!is_ipv4_literal(group)) return false;
                 count += 2;
                 return true;
@@ -77,7 +78,8 @@ bool is_ipv6_literal(std::string_view text) noexcept {
     };
     int count = 0;
     if (gap == std::string_view::npos) return groups(text, true, count) && count == 8;
-    return groups(text.substr(0, gap), false, count) && groups(text.substr(gap + 2), true, count) && count <= 7;
+    return groups(text.substr(0, gap), false, count) && groups(text.substr(gap + 2), true, count) &&
+           count <= 7;
 }
 
 bool is_ip_literal(std::string_view host) { return is_ipv4_literal(host) || is_ipv6_literal(host); }
@@ -87,7 +89,8 @@ Result<Url> parse_url(std::string_view text) {
         if (c <= 0x20 || c == 0x7f) return bad_url("contains whitespace or a control character");
     Url url;
     auto sep = text.find("://");
-    if (sep == std::string_view::npos) return bad_url("missing scheme (expected http:// or https://)");
+    if (sep == std::string_view::npos)
+        return bad_url("missing scheme (expected http:// or https://)");
     // Compared without a lower-cased copy: this runs on every call.
     const std::string_view scheme = text.substr(0, sep);
     if (ascii_iequals(scheme, "https"))
@@ -97,12 +100,15 @@ Result<Url> parse_url(std::string_view text) {
     std::string_view rest = text.substr(sep + 3);
     // One pass (string_view::find_first_of makes a memchr per character).
     std::size_t path_at = 0;
-    while (path_at < rest.size() && rest[path_at] != '/' && rest[path_at] != '?' && rest[path_at] != '#') ++path_at;
+    while (path_at < rest.size() && rest[path_at] != '/' && rest[path_at] != '?' &&
+           rest[path_at] != '#')
+        ++path_at;
     if (path_at == rest.size()) path_at = std::string_view::npos;
     std::string_view authority = rest.substr(0, path_at);
     std::string_view target =
         path_at == std::string_view::npos ? std::string_view{} : rest.substr(path_at);
-    if (auto frag = target.find('#'); frag != std::string_view::npos) target = target.substr(0, frag);
+    if (auto frag = target.find('#'); frag != std::string_view::npos)
+        target = target.substr(0, frag);
     if (auto at = authority.rfind('@'); at != std::string_view::npos) {
         url.userinfo = std::string(authority.substr(0, at));
         authority = authority.substr(at + 1);
@@ -126,8 +132,8 @@ Result<Url> parse_url(std::string_view text) {
     }
     if (host.empty()) return bad_url("missing host");
     for (char c : host)
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-              c == '.' || c == '_' || c == ':' || c == '%'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_' || c == ':' || c == '%'))
             return bad_url("bad character in host");
     url.host = to_lower(host);
     url.port = url.https ? 443 : 80;
@@ -135,7 +141,8 @@ Result<Url> parse_url(std::string_view text) {
         return bad_url("empty port");
     if (!port_text.empty()) {
         unsigned value = 0;
-        auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+        auto [end, ec] =
+            std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
         if (ec != std::errc() || end != port_text.data() + port_text.size() || value == 0 ||
             value > 65535)
             // Never quoted: in "https://user:secret/x@host" the text before the
@@ -159,7 +166,8 @@ std::string redact_userinfo(std::string_view url) {
     std::string_view authority = url.substr(auth_start, auth_end - auth_start);
     auto at = authority.rfind('@');
     if (at == std::string_view::npos) return std::string(url);
-    return std::string(url.substr(0, auth_start)) + "[REDACTED]@" + std::string(url.substr(auth_start + at + 1));
+    return std::string(url.substr(0, auth_start)) + "[REDACTED]@" +
+           std::string(url.substr(auth_start + at + 1));
 }
 
 }  // namespace
@@ -169,8 +177,9 @@ namespace {
 /// Query parameters that carry credentials in practice (Gemini's `key`,
 /// `api_key` of many gateways, OAuth's `access_token`, signed URLs' `sig`).
 bool is_secret_parameter(std::string_view name) {
-    static constexpr std::string_view secret[] = {"key",   "api_key", "apikey", "api-key",   "access_token",
-                                                  "token", "sig",     "signature", "password", "secret"};
+    static constexpr std::string_view secret[] = {"key",          "api_key", "apikey", "api-key",
+                                                  "access_token", "token",   "sig",    "signature",
+                                                  "password",     "secret"};
     for (std::string_view s : secret)
         if (ascii_iequals(name, s)) return true;
     return false;
@@ -208,7 +217,8 @@ std::string url_for_log(std::string_view url) {
     auto parsed = parse_url(url);
     if (!parsed) return "[invalid URL]";
     std::string_view target = parsed->target;
-    return parsed->scheme() + "://" + parsed->host_header() + std::string(target.substr(0, target.find('?')));
+    return parsed->scheme() + "://" + parsed->host_header() +
+           std::string(target.substr(0, target.find('?')));
 }
 
 }  // namespace nous::http::detail

@@ -14,7 +14,7 @@ struct Url {
     bool https = false;
     std::string host;  ///< without IPv6 brackets; lower case
     std::uint16_t port = 0;
-    std::string target;  ///< path and query, at least "/"
+    std::string target;    ///< path and query, at least "/"
     std::string userinfo;  ///< "user:pass" as written (percent-encoded) when present
     bool host_is_ipv6 = false;
 

@@ -23,7 +23,8 @@ void random_bytes(unsigned char (&bytes)[16]) {
             // No getrandom (seccomp, very old kernel): std::random_device reads
             // /dev/urandom, also fresh in every process.
             std::random_device device;
-            for (std::size_t i = got; i < sizeof bytes; ++i) bytes[i] = static_cast<unsigned char>(device());
+            for (std::size_t i = got; i < sizeof bytes; ++i)
+                bytes[i] = static_cast<unsigned char>(device());
             return;
         }
     }

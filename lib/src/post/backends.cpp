@@ -11,7 +11,8 @@ namespace {
 
 detail::NamedRegistry<detail::PreparedBackend>& registry() {
     static auto* r = [] {
-        auto* made = new detail::NamedRegistry<detail::PreparedBackend>;  // never destroyed: used until exit
+        auto* made =
+            new detail::NamedRegistry<detail::PreparedBackend>;  // never destroyed: used until exit
         made->add("pooled", [] { return detail::make_pooled_backend(); });
 #ifdef NOUS_HAVE_CURL
         made->add("curl", [] { return detail::make_curl_backend(); });
@@ -34,16 +35,17 @@ bool known_not_built(const std::string& name) {
 bool available(const std::string& name) { return registry().contains(name); }
 
 detail::ChainSpec post_chain(const detail::EnvSnapshot& env, const Config& config) {
-    return detail::ChainSpec{"backend", "NOUS_HTTP_BACKEND", env.http_backend, "pooled", config.backend,
-                             available, known_not_built};
+    return detail::ChainSpec{"backend",      "NOUS_HTTP_BACKEND", env.http_backend, "pooled",
+                             config.backend, available,           known_not_built};
 }
 
 }  // namespace
 
 void register_backend(const std::string& name, BackendFactory factory) {
-    registry().add(name, [factory = std::move(factory)]() -> std::shared_ptr<detail::PreparedBackend> {
-        return factory ? detail::adapt_custom_backend(factory()) : nullptr;
-    });
+    registry().add(name,
+                   [factory = std::move(factory)]() -> std::shared_ptr<detail::PreparedBackend> {
+                       return factory ? detail::adapt_custom_backend(factory()) : nullptr;
+                   });
 }
 
 std::vector<std::string> backend_names() { return registry().names(); }
@@ -55,8 +57,9 @@ Result<std::string> resolve_backend_name(const Options& options) {
 
 namespace detail {
 
-Result<PreparedCall> PreparedBackend::prepare(Url url, const Headers& headers, const Options& options,
-                                              const EnvSnapshot& env, const Config& config) const {
+Result<PreparedCall> PreparedBackend::prepare(Url url, const Headers& headers,
+                                              const Options& options, const EnvSnapshot& env,
+                                              const Config& config) const {
     auto call = prepare_call(std::move(url), headers, options, env, config);
     if (call && resends_whole_requests() && !call->has_idempotency_key) {
         call->extra_headers.emplace_back("Idempotency-Key", uuid_v4());
@@ -69,7 +72,8 @@ Result<Response> PreparedBackend::post(const Request& request, const Options& op
     const EnvSnapshot env = read_env();
     auto valid = validate_call(request.url, request.body, *request.headers);
     if (!valid) return valid.error();
-    auto call = prepare(std::move(valid.value()), *request.headers, options, env, *config_snapshot(env));
+    auto call =
+        prepare(std::move(valid.value()), *request.headers, options, env, *config_snapshot(env));
     if (!call) return call.error();
     const auto total_by =
         options.total_timeout ? Clock::now() + *options.total_timeout : Clock::time_point::max();
@@ -80,7 +84,8 @@ Result<std::shared_ptr<PreparedBackend>> backend_for(const Options& options, con
                                                      const Config& config) {
     // The common case: nothing names a backend.
     if (options.backend.empty() && !env.http_backend && !config.backend) {
-        static const auto pooled = registry().get("pooled", "backend");  // the registry's own instance
+        static const auto pooled =
+            registry().get("pooled", "backend");  // the registry's own instance
         return pooled;
     }
     auto name = resolve_chain(post_chain(env, config), options.backend);

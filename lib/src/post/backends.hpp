@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "nous/http/backend.hpp"
 #include "core/env.hpp"
+#include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "transport/call.hpp"
 
@@ -15,7 +15,7 @@ namespace nous::http::detail {
 /// chosen, settings merged, the library's headers added); post() runs the
 /// retries. The built-in backends are these; a registered one is adapted.
 class PreparedBackend : public Backend {
-public:
+  public:
     /// Called directly (not through post()): prepare, then one attempt.
     Result<Response> post(const Request& request, const Options& options) override;
     virtual Result<Response> post_prepared(const PreparedCall& call, const Request& request,
@@ -25,8 +25,8 @@ public:
     /// Idempotency-Key, whatever Options::idempotency_key says.
     virtual bool resends_whole_requests() const noexcept { return false; }
     /// prepare_call for this backend.
-    Result<PreparedCall> prepare(Url url, const Headers& headers, const Options& options, const EnvSnapshot& env,
-                                 const Config& config) const;
+    Result<PreparedCall> prepare(Url url, const Headers& headers, const Options& options,
+                                 const EnvSnapshot& env, const Config& config) const;
 };
 
 std::shared_ptr<PreparedBackend> make_pooled_backend();

@@ -10,7 +10,8 @@
 
 namespace nous::http {
 
-Result<Response> post(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
+Result<Response> post(std::string_view url, std::string_view body, const Headers& headers,
+                      const Options& options) {
     using namespace detail;
     // Every backend, custom ones included, sees only calls that passed this.
     auto valid = validate_call(url, body, headers);
@@ -38,7 +39,8 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
     run.what = "POST";
     std::optional<Error> error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
-            Result<Response> result = backend.value()->post_prepared(call.value(), request, total_by);
+            Result<Response> result =
+                backend.value()->post_prepared(call.value(), request, total_by);
             if (!result.ok()) return std::move(result.error());
             response.emplace(std::move(result.value()));
             return std::nullopt;
@@ -46,14 +48,17 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
         run);
     if (!error) return std::move(*response);
     if (log_enabled(LogLevel::warning)) {
-        std::string line = std::string(to_string(error->code)) + " POST " + url_for_log(url) + ": " + error->message;
-        if (error->code == ErrorCode::http_status) line += " body: " + truncate_for_log(error->body);
+        std::string line = std::string(to_string(error->code)) + " POST " + url_for_log(url) +
+                           ": " + error->message;
+        if (error->code == ErrorCode::http_status)
+            line += " body: " + truncate_for_log(error->body);
         log(LogLevel::warning, line);
     }
     return std::move(*error);
 }
 
-Response post_or_throw(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
+Response post_or_throw(std::string_view url, std::string_view body, const Headers& headers,
+                       const Options& options) {
     return std::move(post(url, body, headers, options)).value();
 }
 

@@ -9,7 +9,6 @@
 
 #include <curl/curl.h>
 #include <sys/socket.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,7 +32,7 @@ namespace {
 
 /// DNS and TLS session sharing across threads, with the locks libcurl asks for.
 class Share {
-public:
+  public:
     Share() {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         share_ = curl_share_init();
@@ -45,7 +44,7 @@ public:
     }
     CURLSH* get() const noexcept { return share_; }
 
-private:
+  private:
     static void lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
         static_cast<Share*>(self)->mutexes_[data % kLocks].lock();
     }
@@ -67,7 +66,7 @@ Share& share() {
 /// an fd number that libcurl closed and the process reused
 /// (docs/design/poco-traps.md#curl-socket-reuse).
 class HandleSockets final : public CancelTarget {
-public:
+  public:
     void opened(int fd) {
         std::lock_guard lock(mutex_);
         fds_.push_back(fd);
@@ -81,7 +80,7 @@ public:
         for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::vector<int> fds_;  ///< guarded by mutex_
 };
@@ -169,14 +168,16 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     }
     auto colon = line.find(':');
     if (colon != std::string_view::npos && colon > 0)
-        t->headers.emplace_back(to_lower(line.substr(0, colon)), std::string(trim(line.substr(colon + 1))));
+        t->headers.emplace_back(to_lower(line.substr(0, colon)),
+                                std::string(trim(line.substr(colon + 1))));
     return n;
 }
 
 /// Our socket, so that a cancel can shut it down from the moment it exists.
 curl_socket_t on_open_socket(void* user, curlsocktype, curl_sockaddr* address) {
     auto* t = static_cast<Transfer*>(user);
-    curl_socket_t fd = ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    curl_socket_t fd =
+        ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
     if (fd < 0) return CURL_SOCKET_BAD;
     // Before the SYN: the window scale is fixed at handshake time.
     if (t->receive_buffer_bytes > 0)
@@ -196,21 +197,28 @@ ErrorCode map_code(CURLcode rc, bool any_byte, bool connected, std::string_view 
     // Bad framing from the server, whatever code libcurl files it under.
     // (A non-HTTP answer is refused as "HTTP/0.9" before any header callback.)
     if (detail.find("HTTP/0.9") != std::string_view::npos) return ErrorCode::protocol;
-    if (any_byte && (detail.find("chunk") != std::string_view::npos || detail.find("Malformed") != std::string_view::npos))
+    if (any_byte && (detail.find("chunk") != std::string_view::npos ||
+                     detail.find("Malformed") != std::string_view::npos))
         return ErrorCode::protocol;
     switch (rc) {
         case CURLE_UNSUPPORTED_PROTOCOL:
         case CURLE_URL_MALFORMAT:
-        case CURLE_BAD_FUNCTION_ARGUMENT: return ErrorCode::invalid_argument;
+        case CURLE_BAD_FUNCTION_ARGUMENT:
+            return ErrorCode::invalid_argument;
         case CURLE_COULDNT_RESOLVE_HOST:
-        case CURLE_COULDNT_RESOLVE_PROXY: return ErrorCode::dns_failed;
-        case CURLE_COULDNT_CONNECT: return ErrorCode::connect_failed;
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return ErrorCode::dns_failed;
+        case CURLE_COULDNT_CONNECT:
+            return ErrorCode::connect_failed;
         case CURLE_GOT_NOTHING:
         case CURLE_SEND_ERROR:
             // Connected and then lost before any response byte: the server
             // may have acted on the request (not a connect failure).
-            return any_byte ? ErrorCode::truncated : connected ? ErrorCode::connection_closed : ErrorCode::connect_failed;
-        case CURLE_OPERATION_TIMEDOUT: return connected ? ErrorCode::timeout_total : ErrorCode::timeout_connect;
+            return any_byte    ? ErrorCode::truncated
+                   : connected ? ErrorCode::connection_closed
+                               : ErrorCode::connect_failed;
+        case CURLE_OPERATION_TIMEDOUT:
+            return connected ? ErrorCode::timeout_total : ErrorCode::timeout_connect;
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CERTPROBLEM:
@@ -218,27 +226,38 @@ ErrorCode map_code(CURLcode rc, bool any_byte, bool connected, std::string_view 
         case CURLE_SSL_CACERT_BADFILE:
         case CURLE_SSL_ISSUER_ERROR:
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-        case CURLE_SSL_INVALIDCERTSTATUS: return ErrorCode::tls_failed;
+        case CURLE_SSL_INVALIDCERTSTATUS:
+            return ErrorCode::tls_failed;
         case CURLE_PARTIAL_FILE:
         case CURLE_RECV_ERROR:
-            return any_byte ? ErrorCode::truncated : connected ? ErrorCode::connection_closed : ErrorCode::connect_failed;
-        case CURLE_FILESIZE_EXCEEDED: return ErrorCode::too_large;
-        case CURLE_ABORTED_BY_CALLBACK: return ErrorCode::cancelled;
+            return any_byte    ? ErrorCode::truncated
+                   : connected ? ErrorCode::connection_closed
+                               : ErrorCode::connect_failed;
+        case CURLE_FILESIZE_EXCEEDED:
+            return ErrorCode::too_large;
+        case CURLE_ABORTED_BY_CALLBACK:
+            return ErrorCode::cancelled;
         case CURLE_WEIRD_SERVER_REPLY:
         case CURLE_HTTP2:
         case CURLE_HTTP2_STREAM:
         case CURLE_BAD_CONTENT_ENCODING:
-        case CURLE_HTTP3: return ErrorCode::protocol;
-        default: return ErrorCode::connect_failed;
+        case CURLE_HTTP3:
+            return ErrorCode::protocol;
+        default:
+            return ErrorCode::connect_failed;
     }
 }
 
 std::string version_name(long v) {
     switch (v) {
-        case CURL_HTTP_VERSION_1_0: return "HTTP/1.0";
-        case CURL_HTTP_VERSION_2_0: return "HTTP/2";
-        case CURL_HTTP_VERSION_3: return "HTTP/3";
-        default: return "HTTP/1.1";
+        case CURL_HTTP_VERSION_1_0:
+            return "HTTP/1.0";
+        case CURL_HTTP_VERSION_2_0:
+            return "HTTP/2";
+        case CURL_HTTP_VERSION_3:
+            return "HTTP/3";
+        default:
+            return "HTTP/1.1";
     }
 }
 
@@ -249,7 +268,7 @@ std::chrono::microseconds info_us(CURL* easy, CURLINFO what) {
 }
 
 class CurlBackend final : public PreparedBackend {
-public:
+  public:
     /// libcurl resends a request on a reused connection that fails before
     /// any response byte, however long after it left: only a key makes that
     /// safe (docs/design/poco-traps.md#curl-resend).
@@ -284,13 +303,17 @@ public:
         curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(easy, CURLOPT_POST, 1L);
         curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                         static_cast<curl_off_t>(request.body.size()));
         curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);  // redirects are never followed (SSRF)
         curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, options.tcp_nodelay ? 1L : 0L);
-        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(s.connect_timeout.count()));
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                         static_cast<long>(s.connect_timeout.count()));
         if (total_by != Clock::time_point::max())
-            curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max(1, millis_until(total_by))));
-        curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(s.max_response_bytes));
+            curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                             static_cast<long>(std::max(1, millis_until(total_by))));
+        curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+                         static_cast<curl_off_t>(s.max_response_bytes));
         curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
         curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
         curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
@@ -311,12 +334,14 @@ public:
         if (options.insecure) {
             curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
             curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
-            warn_once("curl-insecure:" + call.url.origin(),
-                      "TLS certificate verification is OFF for " + call.url.origin() + " (insecure)");
+            warn_once(
+                "curl-insecure:" + call.url.origin(),
+                "TLS certificate verification is OFF for " + call.url.origin() + " (insecure)");
         }
         if (!options.ca_file.empty())
             if (auto e = check_ca_file(options.ca_file)) return *e;
-        curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.empty() ? nullptr : options.ca_file.c_str());
+        curl_easy_setopt(easy, CURLOPT_CAINFO,
+                         options.ca_file.empty() ? nullptr : options.ca_file.c_str());
         curl_easy_setopt(easy, CURLOPT_CAPATH, nullptr);
         curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, &on_ssl_context);
         // Headers: our defaults unless given, no "Expect: 100-continue" round trip.
@@ -326,7 +351,9 @@ public:
             has_type |= header_name_equals(k, "content-type");
             has_agent |= header_name_equals(k, "user-agent");
             has_accept |= header_name_equals(k, "accept");
-            if (header_name_equals(k, "content-length") || header_name_equals(k, "transfer-encoding")) continue;
+            if (header_name_equals(k, "content-length") ||
+                header_name_equals(k, "transfer-encoding"))
+                continue;
             list = curl_slist_append(list, curl_header_line(k, v).c_str());
         }
         if (!has_type) list = curl_slist_append(list, "Content-Type: application/json");
@@ -334,7 +361,8 @@ public:
         // libcurl's own "Accept: */*" is not on the pooled backend's wire: the
         // same call sends the same headers whichever backend runs it.
         if (!has_accept) list = curl_slist_append(list, "Accept:");
-        for (const auto& [k, v] : call.extra_headers) list = curl_slist_append(list, curl_header_line(k, v).c_str());
+        for (const auto& [k, v] : call.extra_headers)
+            list = curl_slist_append(list, curl_header_line(k, v).c_str());
         list = curl_slist_append(list, "Expect:");
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
 
@@ -370,9 +398,11 @@ public:
         r.timings.resolve = info_us(easy, CURLINFO_NAMELOOKUP_TIME_T);
         r.timings.connect = info_us(easy, CURLINFO_CONNECT_TIME_T) - r.timings.resolve;
         auto tls_done = info_us(easy, CURLINFO_APPCONNECT_TIME_T);
-        r.timings.tls = tls_done.count() > 0 ? tls_done - info_us(easy, CURLINFO_CONNECT_TIME_T) : std::chrono::microseconds(0);
+        r.timings.tls = tls_done.count() > 0 ? tls_done - info_us(easy, CURLINFO_CONNECT_TIME_T)
+                                             : std::chrono::microseconds(0);
         r.timings.ttfb = info_us(easy, CURLINFO_STARTTRANSFER_TIME_T);
-        r.timings.total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+        r.timings.total =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
         if (r.status / 100 == 2) {
             r.headers = std::move(t.headers);
             r.body = std::move(t.body);
@@ -390,10 +420,11 @@ public:
         return http_status_error(head, std::move(t.body));
     }
 
-private:
+  private:
     /// Runs the transfer on this thread's multi handle, enforcing the idle
     /// read timeout in milliseconds and noticing a cancel within 20 ms.
-    static CURLcode drive(ThreadHandle& h, Transfer& t, const Deadlines& d, const CancelToken* cancel) {
+    static CURLcode drive(ThreadHandle& h, Transfer& t, const Deadlines& d,
+                          const CancelToken* cancel) {
         curl_multi_add_handle(h.multi, h.easy);
         CURLcode result = CURLE_OK;
         for (;;) {

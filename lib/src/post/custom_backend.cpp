@@ -12,7 +12,7 @@ namespace nous::http::detail {
 namespace {
 
 class CustomBackend final : public PreparedBackend {
-public:
+  public:
     explicit CustomBackend(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {}
 
     Result<Response> post_prepared(const PreparedCall& call, const Request& request,
@@ -33,7 +33,8 @@ public:
         const Options* options = call.options;
         if (total_by != Clock::time_point::max()) {
             shrunk.emplace(*call.options);
-            shrunk->total_timeout = std::chrono::duration_cast<Milliseconds>(total_by - Clock::now());
+            shrunk->total_timeout =
+                std::chrono::duration_cast<Milliseconds>(total_by - Clock::now());
             options = &*shrunk;
         }
         // Code we do not know may write to a socket without MSG_NOSIGNAL
@@ -48,7 +49,7 @@ public:
         }
     }
 
-private:
+  private:
     std::shared_ptr<Backend> backend_;
 };
 

@@ -19,17 +19,18 @@ Result<std::shared_ptr<rapidjson::Document>> parse_json(std::string_view text) {
     auto doc = std::make_shared<rapidjson::Document>();
     // Server bytes: refuse deep nesting before RapidJSON recurses into it.
     if (!detail::json_depth_within(text))
-        return Error(ErrorCode::protocol, "JSON nested deeper than " + std::to_string(detail::max_json_depth) +
-                                              " levels");
+        return Error(ErrorCode::protocol, "JSON nested deeper than " +
+                                              std::to_string(detail::max_json_depth) + " levels");
     doc->Parse(text.data(), text.size());
     if (doc->HasParseError())
-        return Error(ErrorCode::protocol, std::string("invalid JSON at offset ") + std::to_string(doc->GetErrorOffset()) +
-                                              ": " + rapidjson::GetParseError_En(doc->GetParseError()));
+        return Error(ErrorCode::protocol, std::string("invalid JSON at offset ") +
+                                              std::to_string(doc->GetErrorOffset()) + ": " +
+                                              rapidjson::GetParseError_En(doc->GetParseError()));
     return doc;
 }
 
-Result<JsonResponse> post_json(std::string_view url, const rapidjson::Value& body, const Headers& headers,
-                               const Options& options) {
+Result<JsonResponse> post_json(std::string_view url, const rapidjson::Value& body,
+                               const Headers& headers, const Options& options) {
     auto response = post(url, to_json(body), headers, options);
     if (!response) return response.error();
     auto doc = parse_json(response->body);

@@ -1,9 +1,9 @@
 // The default `post` backend: keep-alive POCO sessions from a per-origin pool,
 // through the shared call pipeline.
 
-#include "post/backends.hpp"
 #include "codec/retry_hint.hpp"
 #include "core/limits.hpp"
+#include "post/backends.hpp"
 
 namespace nous::http::detail {
 
@@ -14,7 +14,7 @@ std::chrono::microseconds micros(Clock::duration d) {
 }
 
 class PooledBackend final : public PreparedBackend {
-public:
+  public:
     Result<Response> post_prepared(const PreparedCall& call, const Request& request,
                                    Clock::time_point total_by) override {
         const auto start = Clock::now();
@@ -22,13 +22,15 @@ public:
         constexpr std::size_t buffer_size = limits::read_buffer_bytes;
         thread_local std::unique_ptr<char[]> buffer(new char[buffer_size]);
         Attempt attempt(call, call.options->cancel, buffer.get(), buffer_size);
-        if (auto e = attempt.open(deadlines_for(call.settings, total_by), request.body, *request.headers)) return *e;
+        if (auto e = attempt.open(deadlines_for(call.settings, total_by), request.body,
+                                  *request.headers))
+            return *e;
         ResponseReader& reader = attempt.reader();
         ResponseHead& head = reader.head();
         const bool success = head.status / 100 == 2;
         std::string body;
         if (auto e = reader.read_whole_body(body, success ? call.settings.max_response_bytes
-                                                         : attempt.params().max_error_body_bytes))
+                                                          : attempt.params().max_error_body_bytes))
             return *e;
         const auto first_byte = reader.first_byte();
         Response response;

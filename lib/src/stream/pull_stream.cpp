@@ -5,9 +5,9 @@
 #include <mutex>
 
 #include "core/cancel.hpp"
+#include "core/limits.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
-#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -16,7 +16,7 @@ namespace {
 using Piece = ChunkSource::Piece;
 
 class PullSource final : public ChunkSource {
-public:
+  public:
     PullSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
         : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {}
 
@@ -43,7 +43,8 @@ public:
                 request_.release();
                 return piece;
             case ResponseReader::Piece::error:
-                return fail(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(*error));
+                return fail(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                               : std::move(*error));
         }
         return piece;
     }
@@ -69,7 +70,7 @@ public:
         return s;
     }
 
-private:
+  private:
     Piece fail(Error e) {
         finished_ = true;
         Piece p;

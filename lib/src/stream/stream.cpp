@@ -3,7 +3,6 @@
 
 #include "nous/http/stream.hpp"
 
-
 #include "codec/decoders.hpp"
 #include "core/cancel.hpp"
 #include "core/config.hpp"
@@ -21,13 +20,13 @@ struct Stream::State final : detail::CancelTarget {
     std::unique_ptr<Decoder> decoder;
     detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
     ChunkSource::Piece current;                   ///< the bytes the views point into
-    std::vector<Event> scratch;                   ///< events of decoders without views (views point here)
+    std::vector<Event> scratch;  ///< events of decoders without views (views point here)
     std::vector<EventView> views;
     std::size_t view_pos = 0;
     /// After the views: one terminal item (done or an error), then nothing.
     enum class Terminal { none, done, error } terminal = Terminal::none;
     std::optional<Error> terminal_error;  ///< set with terminal == error
-    bool finished = false;  ///< no more pieces will be read from the source
+    bool finished = false;                ///< no more pieces will be read from the source
     bool cancel_reported = false;
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> items{0};
@@ -140,7 +139,8 @@ std::optional<StreamItemView> Stream::next_view() {
         }
         if (s.finished || !s.source) return std::nullopt;
         // The views of the previous piece are void from here: its storage goes back.
-        if (s.current.kind == ChunkSource::Piece::Kind::data) s.source->recycle(std::move(s.current.bytes));
+        if (s.current.kind == ChunkSource::Piece::Kind::data)
+            s.source->recycle(std::move(s.current.bytes));
         s.current = s.source->next();
         switch (s.current.kind) {
             case ChunkSource::Piece::Kind::data:
@@ -205,10 +205,14 @@ namespace detail {
 std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t cap) {
     if (options.decoder) return options.decoder();
     switch (options.stream_format) {
-        case StreamFormat::sse: return make_sse_decoder(cap);
-        case StreamFormat::ndjson: return make_ndjson_decoder(cap);
-        case StreamFormat::json_array: return make_json_array_decoder(cap);
-        case StreamFormat::raw: return make_raw_decoder(cap);
+        case StreamFormat::sse:
+            return make_sse_decoder(cap);
+        case StreamFormat::ndjson:
+            return make_ndjson_decoder(cap);
+        case StreamFormat::json_array:
+            return make_json_array_decoder(cap);
+        case StreamFormat::raw:
+            return make_raw_decoder(cap);
     }
     return make_sse_decoder(cap);
 }
@@ -217,7 +221,8 @@ std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t cap) {
 
 std::unique_ptr<Decoder> decoder_for(const Options& options) {
     // max_event_bytes has no Config field: the options over the default.
-    return detail::decoder_for(options, detail::effective_settings(options, Config{}).max_event_bytes);
+    return detail::decoder_for(options,
+                               detail::effective_settings(options, Config{}).max_event_bytes);
 }
 
 namespace detail {
@@ -225,12 +230,15 @@ namespace detail {
 struct StreamAccess {
     /// Ties the stream to the caller's token for the stream's lifetime.
     static Stream watch(Stream stream, const CancelToken* token) {
-        if (token && stream.state_) stream.state_->shared_cancel.emplace(token, stream.state_.get());
+        if (token && stream.state_)
+            stream.state_->shared_cancel.emplace(token, stream.state_.get());
         return stream;
     }
 };
 
-Stream watch_cancel(Stream stream, const CancelToken* token) { return StreamAccess::watch(std::move(stream), token); }
+Stream watch_cancel(Stream stream, const CancelToken* token) {
+    return StreamAccess::watch(std::move(stream), token);
+}
 
 }  // namespace detail
 

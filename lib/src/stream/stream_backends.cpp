@@ -28,20 +28,23 @@ namespace {
 
 /// The built-in backends: a window (reader thread) or pull (caller's thread) source.
 class BuiltinStreamBackend final : public detail::PreparedStreamBackend {
-public:
+  public:
     explicit BuiltinStreamBackend(bool window) : window_(window) {}
     Stream open_with(const Request& request, const Options& options, const detail::EnvSnapshot& env,
                      const Config& config) override {
-        auto call = detail::make_stream_call(request.url, request.body, *request.headers, options, env, config);
+        auto call = detail::make_stream_call(request.url, request.body, *request.headers, options,
+                                             env, config);
         if (!call) return Stream::failed(call.error());
         const detail::Settings& settings = call.value()->prepared.settings;
         const std::size_t cap = settings.max_concurrent_streams;
         detail::StreamSlot slot;
         if (!slot.acquire(cap)) {
-            detail::log(LogLevel::warning, "stream refused: " + std::to_string(cap) +
-                                               " concurrent streams are open (raise Config::max_concurrent_streams)");
-            return Stream::failed(Error(ErrorCode::saturated,
-                                        "concurrent streams cap of " + std::to_string(cap) + " reached"));
+            detail::log(LogLevel::warning,
+                        "stream refused: " + std::to_string(cap) +
+                            " concurrent streams are open (raise Config::max_concurrent_streams)");
+            return Stream::failed(
+                Error(ErrorCode::saturated,
+                      "concurrent streams cap of " + std::to_string(cap) + " reached"));
         }
         auto decoder = detail::decoder_for(options, settings.max_event_bytes);
         std::unique_ptr<ChunkSource> source;
@@ -51,22 +54,25 @@ public:
         } catch (const std::system_error& e) {
             // No reader thread to be had (EAGAIN under a pids or memory limit):
             // typed, and the stream slot is already given back.
-            detail::log(LogLevel::warning, std::string("stream refused: cannot start its reader thread: ") + e.what());
+            detail::log(LogLevel::warning,
+                        std::string("stream refused: cannot start its reader thread: ") + e.what());
             return Stream::failed(
-                Error(ErrorCode::saturated, std::string("cannot start a stream reader thread: ") + e.what()));
+                Error(ErrorCode::saturated,
+                      std::string("cannot start a stream reader thread: ") + e.what()));
         }
         return Stream(std::move(source), std::move(decoder));
     }
 
-private:
+  private:
     bool window_;
 };
 
 /// An application's StreamBackend in the same pipeline: it sees only calls
 /// that pass the checks post() applies, and an exception is a typed error.
 class CustomStreamBackend final : public detail::PreparedStreamBackend {
-public:
-    explicit CustomStreamBackend(std::shared_ptr<StreamBackend> backend) : backend_(std::move(backend)) {}
+  public:
+    explicit CustomStreamBackend(std::shared_ptr<StreamBackend> backend)
+        : backend_(std::move(backend)) {}
     Stream open_with(const Request& request, const Options& options, const detail::EnvSnapshot&,
                      const Config&) override {
         if (auto valid = detail::validate_call(request.url, request.body, *request.headers); !valid)
@@ -77,20 +83,21 @@ public:
         try {
             return backend_->open(request, options);
         } catch (const std::exception& e) {
-            return Stream::failed(
-                Error(ErrorCode::backend_unavailable, std::string("stream backend threw: ") + e.what()));
+            return Stream::failed(Error(ErrorCode::backend_unavailable,
+                                        std::string("stream backend threw: ") + e.what()));
         } catch (...) {
             return Stream::failed(Error(ErrorCode::backend_unavailable, "stream backend threw"));
         }
     }
 
-private:
+  private:
     std::shared_ptr<StreamBackend> backend_;
 };
 
 detail::NamedRegistry<detail::PreparedStreamBackend>& stream_registry() {
     static auto* r = [] {
-        auto* made = new detail::NamedRegistry<detail::PreparedStreamBackend>;  // never destroyed: used until exit
+        auto* made = new detail::NamedRegistry<detail::PreparedStreamBackend>;  // never destroyed:
+                                                                                // used until exit
         made->add_instance("window", std::make_shared<BuiltinStreamBackend>(true));
         made->add_instance("pull", std::make_shared<BuiltinStreamBackend>(false));
         return made;
@@ -103,12 +110,13 @@ bool stream_available(const std::string& name) { return stream_registry().contai
 bool stream_known_not_built(const std::string&) { return false; }
 
 detail::ChainSpec stream_chain(const detail::EnvSnapshot& env, const Config& config) {
-    return detail::ChainSpec{"stream backend", "NOUS_HTTP_STREAM_BACKEND", env.http_stream_backend, "window",
-                             config.stream_backend, stream_available, stream_known_not_built};
+    return detail::ChainSpec{
+        "stream backend",      "NOUS_HTTP_STREAM_BACKEND", env.http_stream_backend, "window",
+        config.stream_backend, stream_available,           stream_known_not_built};
 }
 
-Result<std::shared_ptr<detail::PreparedStreamBackend>> stream_backend_for(const Options& options, const detail::EnvSnapshot& env,
-                                                          const Config& config) {
+Result<std::shared_ptr<detail::PreparedStreamBackend>> stream_backend_for(
+    const Options& options, const detail::EnvSnapshot& env, const Config& config) {
     auto name = detail::resolve_chain(stream_chain(env, config), options.stream_backend);
     if (!name) return name.error();
     return stream_registry().get(name.value(), "stream backend");
@@ -117,20 +125,23 @@ Result<std::shared_ptr<detail::PreparedStreamBackend>> stream_backend_for(const 
 }  // namespace
 
 void register_stream_backend(const std::string& name, StreamBackendFactory factory) {
-    stream_registry().add(name, [factory = std::move(factory)]() -> std::shared_ptr<detail::PreparedStreamBackend> {
-        auto made = factory ? factory() : nullptr;
-        return made ? std::make_shared<CustomStreamBackend>(std::move(made)) : nullptr;
-    });
+    stream_registry().add(
+        name, [factory = std::move(factory)]() -> std::shared_ptr<detail::PreparedStreamBackend> {
+            auto made = factory ? factory() : nullptr;
+            return made ? std::make_shared<CustomStreamBackend>(std::move(made)) : nullptr;
+        });
 }
 
 std::vector<std::string> stream_backend_names() { return stream_registry().names(); }
 
 Result<std::string> resolve_stream_backend_name(const Options& options) {
     const auto env = detail::read_env();
-    return detail::resolve_chain(stream_chain(env, *detail::config_snapshot(env)), options.stream_backend);
+    return detail::resolve_chain(stream_chain(env, *detail::config_snapshot(env)),
+                                 options.stream_backend);
 }
 
-Stream stream(std::string_view url, std::string_view body, const Headers& headers, const Options& options) {
+Stream stream(std::string_view url, std::string_view body, const Headers& headers,
+              const Options& options) {
     const auto env = detail::read_env();
     const auto config = detail::config_snapshot(env);
     auto backend = stream_backend_for(options, env, *config);
@@ -138,7 +149,8 @@ Stream stream(std::string_view url, std::string_view body, const Headers& header
     const Request request{url, body, &headers};
     // One pipeline for every backend; Options::cancel ends the stream
     // whichever backend made it (a stream also has its own Stream::cancel()).
-    return detail::watch_cancel(backend.value()->open_with(request, options, env, *config), options.cancel);
+    return detail::watch_cancel(backend.value()->open_with(request, options, env, *config),
+                                options.cancel);
 }
 
 }  // namespace nous::http

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "nous/http/backend.hpp"
 #include "core/env.hpp"
+#include "nous/http/backend.hpp"
 #include "nous/http/stream.hpp"
 #include "stream/stream_request.hpp"
 
@@ -14,7 +14,7 @@ namespace nous::http::detail {
 /// What stream() runs: the built-in backends, and an application's own
 /// (register_stream_backend) adapted to the same pipeline.
 class PreparedStreamBackend : public StreamBackend {
-public:
+  public:
     /// Called directly (not through stream()): reads the environment and config first.
     Stream open(const Request& request, const Options& options) override;
     virtual Stream open_with(const Request& request, const Options& options, const EnvSnapshot& env,

@@ -3,8 +3,8 @@
 #include <atomic>
 
 #include "codec/retry_hint.hpp"
-#include "core/retry.hpp"
 #include "core/limits.hpp"
+#include "core/retry.hpp"
 
 namespace nous::http {
 
@@ -55,7 +55,8 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     call->window_low = settings.window_low_bytes;
     call->window_max_park = settings.window_max_park;
     if (call->window_low > call->window_high)
-        return Error(ErrorCode::invalid_argument, "window_low_bytes must not exceed window_high_bytes");
+        return Error(ErrorCode::invalid_argument,
+                     "window_low_bytes must not exceed window_high_bytes");
     return call;
 }
 
@@ -77,15 +78,18 @@ std::optional<Error> StreamRequest::open() {
     run.what = "stream";
     auto error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
-            attempt_ = std::make_unique<Attempt>(call_.prepared, &token_, buffer_.get(), kReadBuffer);
-            auto e = attempt_->open(deadlines_for(call_.prepared.settings, total_by), call_.body, call_.headers);
+            attempt_ =
+                std::make_unique<Attempt>(call_.prepared, &token_, buffer_.get(), kReadBuffer);
+            auto e = attempt_->open(deadlines_for(call_.prepared.settings, total_by), call_.body,
+                                    call_.headers);
             if (!e) {
                 ResponseHead& head = attempt_->reader().head();
                 status_ = head.status;
                 if (status_ / 100 == 2) return std::nullopt;
                 // Non-2xx: the body (capped) goes into the error.
                 std::string body;
-                e = attempt_->reader().read_whole_body(body, attempt_->params().max_error_body_bytes);
+                e = attempt_->reader().read_whole_body(body,
+                                                       attempt_->params().max_error_body_bytes);
                 if (!e) e = http_status_error(head, std::move(body));
             }
             attempt_->release();

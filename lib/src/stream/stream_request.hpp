@@ -17,8 +17,8 @@ namespace nous::http::detail {
 /// Everything a stream needs after stream() returns (the caller's arguments are copied).
 struct StreamCall {
     std::string body;
-    Headers headers;  ///< with content-type and accept added unless given
-    Options options;  ///< cancel pointer cleared: the stream has its own token
+    Headers headers;        ///< with content-type and accept added unless given
+    Options options;        ///< cancel pointer cleared: the stream has its own token
     PreparedCall prepared;  ///< prepared.options points at `options`
     std::size_t window_high = defaults::window_high_bytes;
     std::size_t window_low = defaults::window_low_bytes;
@@ -31,7 +31,7 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
                                                      const EnvSnapshot& env, const Config& config);
 
 class StreamRequest {
-public:
+  public:
     StreamRequest(const StreamCall& call, const CancelToken& token);
     ~StreamRequest();
 
@@ -50,7 +50,7 @@ public:
     /// release, so the connection can be pooled.
     void drain_and_release(Milliseconds budget);
 
-private:
+  private:
     const StreamCall& call_;
     const CancelToken& token_;
     std::unique_ptr<char[]> buffer_;
@@ -60,7 +60,7 @@ private:
 
 /// The response headers a stream source publishes to other threads.
 class SharedHeaders {
-public:
+  public:
     void set(const Headers& headers) {
         std::lock_guard lock(mutex_);
         headers_ = headers;
@@ -70,14 +70,14 @@ public:
         return headers_;
     }
 
-private:
+  private:
     mutable std::mutex mutex_;
     Headers headers_;
 };
 
 /// RAII share of the concurrent streams cap.
 class StreamSlot {
-public:
+  public:
     StreamSlot() = default;
     StreamSlot(StreamSlot&& other) noexcept : held_(std::exchange(other.held_, false)) {}
     StreamSlot& operator=(StreamSlot&&) = delete;
@@ -85,7 +85,7 @@ public:
     bool acquire(std::size_t cap) noexcept;
     ~StreamSlot();
 
-private:
+  private:
     bool held_ = false;
 };
 

@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "core/cancel.hpp"
+#include "core/limits.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
-#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -25,8 +25,9 @@ using Piece = ChunkSource::Piece;
 constexpr auto kWaitSlice = std::chrono::milliseconds(100);
 
 class WindowSource final : public ChunkSource {
-public:
-    WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot) : call_(std::move(call)), slot_(std::move(slot)) {
+  public:
+    WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
+        : call_(std::move(call)), slot_(std::move(slot)) {
         reader_ = std::thread([this] { run(); });
     }
 
@@ -35,7 +36,8 @@ public:
             // [DONE] was delivered: give the reader a moment to see the body's
             // end (usually already in the socket) so the connection is pooled.
             std::unique_lock lock(mutex_);
-            reader_done_cv_.wait_for(lock, limits::drain_after_done, [&] { return reader_finished_; });
+            reader_done_cv_.wait_for(lock, limits::drain_after_done,
+                                     [&] { return reader_finished_; });
         }
         cancel();
         reader_.join();
@@ -68,7 +70,8 @@ public:
             }
             std::unique_lock lock(mutex_);
             // try_dequeue can fail transiently right after an enqueue
-            // (docs/design/poco-traps.md#queue-spurious-empty): our own counter says whether to retry.
+            // (docs/design/poco-traps.md#queue-spurious-empty): our own counter says whether to
+            // retry.
             if (produced_.load(std::memory_order_acquire) > consumed_ || overflowed_.load()) {
                 lock.unlock();
                 std::this_thread::yield();
@@ -108,7 +111,7 @@ public:
         return s;
     }
 
-private:
+  private:
     void run() {
         // POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
         sigset_t pipe;
@@ -162,7 +165,8 @@ private:
                     push(Piece{Piece::Kind::end, {}, {}});
                     return;
                 case ResponseReader::Piece::error:
-                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled") : std::move(*error)));
+                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                                  : std::move(*error)));
                     return;
             }
         }
@@ -187,10 +191,11 @@ private:
             }
             auto now = Clock::now();
             if (now >= deadline) {
-                overflow_error_ = Error(ErrorCode::backpressure_overflow,
-                                        "consumer too slow: reader parked for " +
-                                            std::to_string(call_->window_max_park.count()) + " ms with " +
-                                            std::to_string(inflight_.load()) + " bytes in flight");
+                overflow_error_ =
+                    Error(ErrorCode::backpressure_overflow,
+                          "consumer too slow: reader parked for " +
+                              std::to_string(call_->window_max_park.count()) + " ms with " +
+                              std::to_string(inflight_.load()) + " bytes in flight");
                 overflow_error_->inflight_bytes = inflight_.load();
                 overflowed_.store(true, std::memory_order_release);
                 consumer_cv_.notify_all();
@@ -200,9 +205,11 @@ private:
             reader_cv_.wait_until(lock, std::min(deadline, now + kWaitSlice));
         }
         reader_parked_ = false;
-        parked_us_.fetch_add(static_cast<std::uint64_t>(
-                                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count()),
-                             std::memory_order_relaxed);
+        parked_us_.fetch_add(
+            static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start)
+                    .count()),
+            std::memory_order_relaxed);
         return resumed;
     }
 
@@ -237,9 +244,9 @@ private:
     std::atomic<bool> stop_{false}, after_done_{false}, overflowed_{false};
     std::mutex mutex_;
     std::condition_variable reader_cv_, consumer_cv_, reader_done_cv_;
-    bool reader_parked_ = false;     ///< guarded by mutex_
-    bool consumer_waiting_ = false;  ///< guarded by mutex_
-    bool reader_finished_ = false;   ///< guarded by mutex_
+    bool reader_parked_ = false;           ///< guarded by mutex_
+    bool consumer_waiting_ = false;        ///< guarded by mutex_
+    bool reader_finished_ = false;         ///< guarded by mutex_
     std::optional<Error> overflow_error_;  ///< guarded by mutex_
     SharedHeaders headers_;
     std::atomic<std::uint64_t> bytes_{0}, parks_{0}, parked_us_{0};

@@ -14,15 +14,16 @@ Result<Url> validate_call(std::string_view url, std::string_view body, const Hea
     return parsed;
 }
 
-Result<PreparedCall> prepare_call(std::string_view url, std::string_view body, const Headers& headers,
-                                  const Options& options, const EnvSnapshot& env, const Config& config) {
+Result<PreparedCall> prepare_call(std::string_view url, std::string_view body,
+                                  const Headers& headers, const Options& options,
+                                  const EnvSnapshot& env, const Config& config) {
     auto parsed = validate_call(url, body, headers);
     if (!parsed) return parsed.error();
     return prepare_call(std::move(parsed.value()), headers, options, env, config);
 }
 
-Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options, const EnvSnapshot& env,
-                                  const Config& config) {
+Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options,
+                                  const EnvSnapshot& env, const Config& config) {
     auto proxy = proxy_for(url, env);
     if (!proxy) return proxy.error();
     PreparedCall call;
@@ -32,7 +33,8 @@ Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options
     call.options = &options;
     if (!call.proxy.empty() && !call.url.https) {
         auto proxy_url = parse_url(call.proxy);
-        if (proxy_url && !proxy_url->userinfo.empty()) call.proxy_authorization = basic_auth(proxy_url->userinfo);
+        if (proxy_url && !proxy_url->userinfo.empty())
+            call.proxy_authorization = basic_auth(proxy_url->userinfo);
     }
     bool has_authorization = false, has_idempotency_key = false;
     for (const auto& [name, value] : headers) {
@@ -54,7 +56,8 @@ Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options
     return call;
 }
 
-Attempt::Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer, std::size_t buffer_size)
+Attempt::Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer,
+                 std::size_t buffer_size)
     : call_(call), buffer_(buffer), buffer_size_(buffer_size) {
     params_.cancel = cancel;
     params_.max_error_body_bytes = call.settings.max_error_body_bytes;
@@ -76,7 +79,8 @@ void Attempt::release() {
     pool_->checkin(std::move(transport_), reusable);
 }
 
-std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view body, const Headers& headers) {
+std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view body,
+                                   const Headers& headers) {
     params_.deadlines = deadlines;
     if (!pool_) pool_ = pool_for(call_.url, call_.proxy, *call_.options, call_.settings.pool);
     // The first try may reuse an idle connection. A reused connection that
@@ -97,7 +101,8 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
         std::optional<Error> error = reader_->send(call_.url, body, headers);
         if (!error) error = reader_->read_head();
         if (!error) return std::nullopt;
-        const bool stale = reused_ && resends == 0 && !reader_->any_response_byte() && reader_->stale_connection() &&
+        const bool stale = reused_ && resends == 0 && !reader_->any_response_byte() &&
+                           reader_->stale_connection() &&
                            (!reader_->request_sent() || call_.has_idempotency_key);
         reader_.reset();
         registration_.reset();
@@ -105,7 +110,8 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
         if (!stale) return error;
         pool_counters().resent.fetch_add(1, std::memory_order_relaxed);
         pool_counters().stale.fetch_add(1, std::memory_order_relaxed);
-        log(LogLevel::debug, "stale pooled connection to " + call_.url.origin() + ": resending once");
+        log(LogLevel::debug,
+            "stale pooled connection to " + call_.url.origin() + ": resending once");
     }
 }
 

@@ -22,7 +22,7 @@ struct PreparedCall {
     Url url;
     std::string proxy;                ///< proxy URL, or empty for a direct connection
     std::string proxy_authorization;  ///< plain http through an authenticating proxy
-    Headers extra_headers;            ///< set by the library (Authorization from userinfo, Idempotency-Key)
+    Headers extra_headers;  ///< set by the library (Authorization from userinfo, Idempotency-Key)
     Settings settings;
     const Options* options = nullptr;  ///< outlives the call (streams keep their own copy)
     /// The request carries an Idempotency-Key (the caller's or ours): only
@@ -37,23 +37,26 @@ Result<Url> validate_call(std::string_view url, std::string_view body, const Hea
 
 /// validate_call, then the proxy from the environment, the settings, and the
 /// headers the library adds. `options` must outlive the prepared call.
-Result<PreparedCall> prepare_call(std::string_view url, std::string_view body, const Headers& headers,
-                                  const Options& options, const EnvSnapshot& env, const Config& config);
+Result<PreparedCall> prepare_call(std::string_view url, std::string_view body,
+                                  const Headers& headers, const Options& options,
+                                  const EnvSnapshot& env, const Config& config);
 /// The same for a call that validate_call already accepted (its URL, parsed).
-Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options, const EnvSnapshot& env,
-                                  const Config& config);
+Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options,
+                                  const EnvSnapshot& env, const Config& config);
 
 /// One attempt of a prepared call, on the calling thread.
 class Attempt {
-public:
-    Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer, std::size_t buffer_size);
+  public:
+    Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer,
+            std::size_t buffer_size);
     /// Gives the connection back: to the pool when release() judged it reusable, else closed.
     ~Attempt();
     Attempt(const Attempt&) = delete;
     Attempt& operator=(const Attempt&) = delete;
 
     /// Checkout, send, read the head (1xx skipped), with the one stale resend.
-    std::optional<Error> open(const Deadlines& deadlines, std::string_view body, const Headers& headers);
+    std::optional<Error> open(const Deadlines& deadlines, std::string_view body,
+                              const Headers& headers);
     ResponseReader& reader() noexcept { return *reader_; }
     /// Whether a response is being read (open() succeeded and release() has not run).
     bool active() const noexcept { return reader_.has_value(); }
@@ -64,7 +67,7 @@ public:
     /// Gives the connection back now: pooled if the response was read to its end.
     void release();
 
-private:
+  private:
     const PreparedCall& call_;
     ExchangeParams params_;
     char* buffer_;

@@ -16,9 +16,9 @@
 #include <cstring>
 #include <string>
 
+#include "core/limits.hpp"
 #include "transport/io_counters.hpp"
 #include "transport/io_wait.hpp"
-#include "core/limits.hpp"
 
 namespace nous::http::detail {
 
@@ -114,8 +114,8 @@ void Connection::prepare_recv(Clock::time_point limit) {
     if (++reads_since_write_ == 2) arm_quickack(fd_);
 }
 
-IoResult Connection::write_all(std::string_view head, std::string_view body, const Deadlines& deadlines,
-                               const CancelToken* cancel) {
+IoResult Connection::write_all(std::string_view head, std::string_view body,
+                               const Deadlines& deadlines, const CancelToken* cancel) {
     reads_since_write_ = 0;
     if (tls_) return write_tls(head, body, deadlines, cancel);
     // Headers and body leave in one blocking sendmsg() however large the
@@ -139,9 +139,9 @@ IoResult Connection::write_all(std::string_view head, std::string_view body, con
             if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
             int err = errno;
             if (err == EAGAIN || err == EWOULDBLOCK)
-                return {timeout_status(deadlines.expired_now()), 0,
-                        "write timed out"};
-            return {err == EPIPE || err == ECONNRESET ? IoStatus::reset : IoStatus::failed, 0, std::strerror(err)};
+                return {timeout_status(deadlines.expired_now()), 0, "write timed out"};
+            return {err == EPIPE || err == ECONNRESET ? IoStatus::reset : IoStatus::failed, 0,
+                    std::strerror(err)};
         }
         auto left = static_cast<std::size_t>(n);
         while (count > 0 && left >= iov->iov_len) {
@@ -180,8 +180,8 @@ long Connection::socket_recv(char* buffer, std::size_t n) {
     return ::recv(fd_, buffer, n, 0);
 }
 
-IoResult Connection::write_tls(std::string_view head, std::string_view body, const Deadlines& deadlines,
-                               const CancelToken* cancel) {
+IoResult Connection::write_tls(std::string_view head, std::string_view body,
+                               const Deadlines& deadlines, const CancelToken* cancel) {
     // Head and the first 256 KiB of body in one SSL_write: for a request of
     // up to 16 KiB that is one record and one send. The buffer is kept, so
     // this costs a copy, not an allocation.
@@ -208,9 +208,9 @@ IoResult Connection::write_tls(std::string_view head, std::string_view body, con
             const int sys = errno;
             if (is_cancelled(cancel)) return {IoStatus::cancelled, sent, "cancelled"};
             if (error == SSL_ERROR_WANT_WRITE)  // SO_SNDTIMEO fired
-                return {timeout_status(deadlines.expired_now()), sent,
-                        "write timed out"};
-            std::string detail = error == SSL_ERROR_SYSCALL && sys != 0 ? std::strerror(sys) : openssl_error_text();
+                return {timeout_status(deadlines.expired_now()), sent, "write timed out"};
+            std::string detail =
+                error == SSL_ERROR_SYSCALL && sys != 0 ? std::strerror(sys) : openssl_error_text();
             return {IoStatus::reset, sent, "TLS write failed: " + detail};
         }
         if (rest.empty()) break;
@@ -225,7 +225,8 @@ IoResult Connection::read_some(char* buffer, std::size_t n, const Deadlines& dea
     return tls_ ? read_tls(buffer, n, deadlines, cancel) : read_plain(buffer, n, deadlines, cancel);
 }
 
-IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel) {
+IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& deadlines,
+                              const CancelToken* cancel) {
     op_total_by_ = deadlines.total_by;
     op_idle_ = deadlines.idle;
     op_past_total_ = false;
@@ -255,8 +256,10 @@ IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& dead
                 if (deadlines.expired(op_recv_limit_) == Expiry::not_yet) continue;
                 return {IoStatus::timeout_read, 0, "timed out"};
             case SSL_ERROR_SYSCALL:
-                if (sys == ECONNRESET || sys == EPIPE) return failure(IoStatus::reset, std::strerror(sys));
-                if (sys == 0) return failure(IoStatus::tls_eof, "connection closed without close_notify");
+                if (sys == ECONNRESET || sys == EPIPE)
+                    return failure(IoStatus::reset, std::strerror(sys));
+                if (sys == 0)
+                    return failure(IoStatus::tls_eof, "connection closed without close_notify");
                 return failure(IoStatus::failed, std::strerror(sys));
             case SSL_ERROR_SSL:
                 // OpenSSL 3 reports a close without close_notify as this error:
@@ -265,12 +268,14 @@ IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& dead
                     return failure(IoStatus::tls_eof, "connection closed without close_notify");
                 return failure(IoStatus::failed, "TLS read failed: " + openssl_error_text());
             default:
-                return failure(IoStatus::failed, "TLS read failed: SSL error " + std::to_string(error));
+                return failure(IoStatus::failed,
+                               "TLS read failed: SSL error " + std::to_string(error));
         }
     }
 }
 
-IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel) {
+IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& deadlines,
+                                const CancelToken* cancel) {
     // One blocking recv() bounded by SO_RCVTIMEO (set only when it changes)
     // instead of poll() + recv(): one syscall per read on the hot path. A
     // cancel's shutdown() wakes it like it wakes poll().

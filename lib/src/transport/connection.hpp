@@ -23,7 +23,7 @@ namespace nous::http::detail {
 /// session fails (docs/design/poco-traps.md#hidden-reconnect), bypassing our
 /// resend rule, pool counters, connect deadline and host check.
 class PocoSession : public Poco::Net::HTTPClientSession {
-public:
+  public:
     explicit PocoSession(const Poco::Net::StreamSocket& socket) : HTTPClientSession(socket) {}
     int write(const char* buffer, std::streamsize length) override {
         return HTTPSession::write(buffer, length);
@@ -35,7 +35,7 @@ public:
 /// writes are ours: plain ones are syscalls on the descriptor, TLS ones
 /// SSL_read / SSL_write through our BIO (transport/tls_bio.hpp).
 class Connection final : public Transport, private SocketIo {
-public:
+  public:
     /// `ssl`: the handshaken SSL object of a TLS socket (null for plain).
     Connection(Poco::Net::StreamSocket socket, SSL* ssl, bool via_proxy);
     ~Connection() override;
@@ -60,7 +60,7 @@ public:
     /// connection checks in after every response).
     Poco::Net::Session::Ptr tls_session_if_new();
 
-private:
+  private:
     // SocketIo: the BIO's syscalls.
     long socket_recv(char* buffer, std::size_t n) override;
     long socket_send(const char* data, std::size_t n) override;
@@ -73,11 +73,13 @@ private:
     void prepare_recv(Clock::time_point limit);
     IoResult write_tls(std::string_view head, std::string_view body, const Deadlines& deadlines,
                        const CancelToken* cancel);
-    IoResult read_plain(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
-    IoResult read_tls(char* buffer, std::size_t n, const Deadlines& deadlines, const CancelToken* cancel);
+    IoResult read_plain(char* buffer, std::size_t n, const Deadlines& deadlines,
+                        const CancelToken* cancel);
+    IoResult read_tls(char* buffer, std::size_t n, const Deadlines& deadlines,
+                      const CancelToken* cancel);
 
     std::unique_ptr<PocoSession> session_;
-    SSL* ssl_ = nullptr;  ///< owned by POCO's socket inside session_
+    SSL* ssl_ = nullptr;                             ///< owned by POCO's socket inside session_
     const SSL_SESSION* reported_session_ = nullptr;  ///< by tls_session_if_new
     std::string tls_write_buffer_;  ///< head and body joined into one record; kept between requests
     // The deadlines of the TLS operation in progress, read by socket_recv.

@@ -5,16 +5,23 @@
 
 namespace nous::http::detail {
 
-ConnectionKey ConnectionKey::for_call(const Url& origin, const std::string& proxy, const Options& options) {
-    return ConnectionKey{origin,           proxy, options.ca_file, options.insecure, options.receive_buffer_bytes,
+ConnectionKey ConnectionKey::for_call(const Url& origin, const std::string& proxy,
+                                      const Options& options) {
+    return ConnectionKey{origin,
+                         proxy,
+                         options.ca_file,
+                         options.insecure,
+                         options.receive_buffer_bytes,
                          options.tcp_nodelay};
 }
 
-bool ConnectionKey::matches(const Url& url, const std::string& call_proxy, const Options& options) const noexcept {
+bool ConnectionKey::matches(const Url& url, const std::string& call_proxy,
+                            const Options& options) const noexcept {
     // The origin is scheme, host and port (not the path or userinfo).
-    return origin.https == url.https && origin.port == url.port && origin.host == url.host && proxy == call_proxy &&
-           ca_file == options.ca_file && insecure == options.insecure &&
-           receive_buffer_bytes == options.receive_buffer_bytes && tcp_nodelay == options.tcp_nodelay;
+    return origin.https == url.https && origin.port == url.port && origin.host == url.host &&
+           proxy == call_proxy && ca_file == options.ca_file && insecure == options.insecure &&
+           receive_buffer_bytes == options.receive_buffer_bytes &&
+           tcp_nodelay == options.tcp_nodelay;
 }
 
 std::string ConnectionKey::to_string() const {

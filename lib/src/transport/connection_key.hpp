@@ -22,12 +22,14 @@ struct ConnectionKey {
     bool tcp_nodelay = true;
 
     /// The key of a call: its origin, its proxy and its connection settings.
-    static ConnectionKey for_call(const Url& origin, const std::string& proxy, const Options& options);
+    static ConnectionKey for_call(const Url& origin, const std::string& proxy,
+                                  const Options& options);
     /// Whether a call would get this key, without building one (the per-thread
     /// pool cache asks on every call). Every field is compared, beside
     /// for_call and to_string: a field forgotten here would let a call reuse
     /// a pool with other TLS or socket settings.
-    bool matches(const Url& origin, const std::string& proxy, const Options& options) const noexcept;
+    bool matches(const Url& origin, const std::string& proxy,
+                 const Options& options) const noexcept;
     /// The name of its pool (every field).
     std::string to_string() const;
 };

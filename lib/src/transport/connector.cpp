@@ -29,10 +29,9 @@ std::chrono::microseconds since(Clock::time_point start) {
 
 }  // namespace
 
-Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Context::Ptr tls_context,
-                                                    Poco::Net::Session::Ptr tls_session,
-                                                    const Deadlines& deadlines,
-                                                    const CancelToken* cancel, ConnectTimings& timings) {
+Result<std::unique_ptr<Connection>> open_connection(
+    const ConnectionKey& key, Context::Ptr tls_context, Poco::Net::Session::Ptr tls_session,
+    const Deadlines& deadlines, const CancelToken* cancel, ConnectTimings& timings) {
     std::optional<Url> proxy;
     if (!key.proxy.empty()) {
         auto parsed = parse_url(key.proxy);
@@ -80,42 +79,53 @@ Result<std::unique_ptr<Connection>> open_connection(const ConnectionKey& key, Co
         // A host name makes POCO send it as SNI (docs/design/poco-traps.md#sni);
         // an IP literal is never sent (RFC 6066 section 3 forbids it). The host
         // check is the context's either way (X509_check_host / X509_check_ip).
-        SecureStreamSocket secure = is_ip_literal(key.origin.host)
-                                        ? SecureStreamSocket::attach(socket, tls_context, tls_session)
-                                        : SecureStreamSocket::attach(socket, key.origin.host, tls_context, tls_session);
+        SecureStreamSocket secure =
+            is_ip_literal(key.origin.host)
+                ? SecureStreamSocket::attach(socket, tls_context, tls_session)
+                : SecureStreamSocket::attach(socket, key.origin.host, tls_context, tls_session);
         // A handshake that times out inside attach is reported as success
         // (docs/design/poco-traps.md#tls-handshake-timeout): finish it explicitly and check.
         secure.setReceiveTimeout(handshake_budget());
         int rc = secure.completeHandshake();
-        if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled during the TLS handshake");
+        if (is_cancelled(cancel))
+            return Error(ErrorCode::cancelled, "cancelled during the TLS handshake");
         if (rc != 1)
-            return Error(Clock::now() >= deadlines.connect_limit() ? deadlines.connect_timeout_code()
-                                                                   : ErrorCode::tls_failed,
+            return Error(Clock::now() >= deadlines.connect_limit()
+                             ? deadlines.connect_timeout_code()
+                             : ErrorCode::tls_failed,
                          "TLS handshake with " + key.origin.host + " did not complete");
         timings.tls = since(t2);
         if (capture.ssl() == nullptr)
-            return Error(ErrorCode::tls_failed, "TLS with " + key.origin.host +
-                                                    ": the handshake's SSL object was not seen (context without capture)");
+            return Error(ErrorCode::tls_failed,
+                         "TLS with " + key.origin.host +
+                             ": the handshake's SSL object was not seen (context without capture)");
         auto connection = std::make_unique<Connection>(secure, capture.ssl(), proxy.has_value());
         if (!connection->take_over_tls())
-            return Error(ErrorCode::tls_failed, "TLS with " + key.origin.host + ": cannot allocate an OpenSSL BIO");
+            return Error(ErrorCode::tls_failed,
+                         "TLS with " + key.origin.host + ": cannot allocate an OpenSSL BIO");
         if (key.insecure)
-            warn_once("insecure:" + key.origin.origin(),
-                      "TLS certificate verification is OFF for " + key.origin.origin() + " (insecure)");
+            warn_once(
+                "insecure:" + key.origin.origin(),
+                "TLS certificate verification is OFF for " + key.origin.origin() + " (insecure)");
         return connection;
     } catch (const Poco::TimeoutException&) {
-        return Error(deadlines.connect_timeout_code(), "timed out in the TLS handshake with " + key.origin.host);
+        return Error(deadlines.connect_timeout_code(),
+                     "timed out in the TLS handshake with " + key.origin.host);
     } catch (const Poco::Exception& e) {
-        if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled during the TLS handshake");
+        if (is_cancelled(cancel))
+            return Error(ErrorCode::cancelled, "cancelled during the TLS handshake");
         if (Clock::now() >= deadlines.connect_limit())
-            return Error(deadlines.connect_timeout_code(), "timed out in the TLS handshake with " + key.origin.host);
+            return Error(deadlines.connect_timeout_code(),
+                         "timed out in the TLS handshake with " + key.origin.host);
         // what() is only the class name in POCO: use displayText().
-        return Error(ErrorCode::tls_failed, "TLS handshake with " + key.origin.host + " failed: " + e.displayText());
+        return Error(ErrorCode::tls_failed,
+                     "TLS handshake with " + key.origin.host + " failed: " + e.displayText());
     }
 }
 
-Result<std::unique_ptr<Transport>> PocoConnector::connect(const Deadlines& deadlines, const CancelToken* cancel,
-                                                         ConnectTimings& timings) {
+Result<std::unique_ptr<Transport>> PocoConnector::connect(const Deadlines& deadlines,
+                                                          const CancelToken* cancel,
+                                                          ConnectTimings& timings) {
     Context::Ptr context;
     Poco::Net::Session::Ptr session;
     if (key_.origin.https) {

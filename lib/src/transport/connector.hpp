@@ -18,14 +18,15 @@ namespace nous::http::detail {
 /// Opens POCO connections for one key; keeps the TLS context and the last
 /// session of the origin so that new connections resume it.
 class PocoConnector final : public Connector {
-public:
+  public:
     explicit PocoConnector(ConnectionKey key) : key_(std::move(key)) {}
-    Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines, const CancelToken* cancel,
+    Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines,
+                                               const CancelToken* cancel,
                                                ConnectTimings& timings) override;
     void on_reusable(Transport& transport) override;
     void forget_tls_session() override;
 
-private:
+  private:
     const ConnectionKey key_;
     std::mutex mutex_;
     Poco::Net::Context::Ptr tls_context_;  ///< guarded by mutex_; made on first https connect

@@ -13,8 +13,8 @@
 #include <memory>
 #include <optional>
 
-#include "transport/socket_interrupt.hpp"
 #include "core/limits.hpp"
+#include "transport/socket_interrupt.hpp"
 
 namespace nous::http::detail {
 
@@ -44,8 +44,9 @@ struct InFlight {
 
 }  // namespace
 
-Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& addresses, const SocketSetup& setup,
-                                     const std::string& peer, const Deadlines& deadlines, const CancelToken* cancel) {
+Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& addresses,
+                                     const SocketSetup& setup, const std::string& peer,
+                                     const Deadlines& deadlines, const CancelToken* cancel) {
     const std::vector<ResolvedAddress> order = interleave_families(addresses);
     const Clock::time_point limit = deadlines.connect_limit();
     std::vector<InFlight> pending;
@@ -70,7 +71,8 @@ Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& address
                                                              : Poco::Net::SocketAddress::IPv4);
             } catch (const Poco::Exception& e) {
                 if (pending.empty() && next == order.size())
-                    return Error(ErrorCode::connect_failed, "cannot create a socket: " + e.displayText());
+                    return Error(ErrorCode::connect_failed,
+                                 "cannot create a socket: " + e.displayText());
                 failed(address, "cannot create a socket: " + e.displayText());
                 continue;
             }
@@ -83,7 +85,8 @@ Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& address
             created->setBlocking(false);
             // Published before connect(), so that cancel() can shut it down mid-connect.
             auto registration = std::make_unique<SocketRegistration>(cancel, fd);
-            const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length);
+            const int rc =
+                ::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length);
             if (rc == 0) {
                 created->setBlocking(true);
                 return std::move(*created);
@@ -96,22 +99,27 @@ Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& address
             next_start = now + limits::connection_attempt_delay;
         }
         if (pending.empty()) {
-            if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled while connecting");
-            return Error(ErrorCode::connect_failed, "cannot connect to " + peer + " (" + failures + ")");
+            if (is_cancelled(cancel))
+                return Error(ErrorCode::cancelled, "cancelled while connecting");
+            return Error(ErrorCode::connect_failed,
+                         "cannot connect to " + peer + " (" + failures + ")");
         }
         now = Clock::now();
         if (now >= limit) {
             std::string waiting;
-            for (const auto& p : pending) waiting += (waiting.empty() ? "" : ", ") + p.address.to_string();
-            return Error(deadlines.connect_timeout_code(), "timed out connecting to " + peer + " (" + waiting + ")" +
-                                                               (failures.empty() ? "" : "; " + failures));
+            for (const auto& p : pending)
+                waiting += (waiting.empty() ? "" : ", ") + p.address.to_string();
+            return Error(deadlines.connect_timeout_code(),
+                         "timed out connecting to " + peer + " (" + waiting + ")" +
+                             (failures.empty() ? "" : "; " + failures));
         }
         Clock::time_point wake = limit;
         if (next < order.size()) wake = std::min(wake, next_start);
         fds.clear();
         for (const auto& p : pending) fds.push_back(pollfd{p.socket.impl()->sockfd(), POLLOUT, 0});
         const int rc = ::poll(fds.data(), fds.size(), std::max(1, millis_until(wake)));
-        if (rc < 0 && errno != EINTR) return Error(ErrorCode::connect_failed, std::string("poll: ") + std::strerror(errno));
+        if (rc < 0 && errno != EINTR)
+            return Error(ErrorCode::connect_failed, std::string("poll: ") + std::strerror(errno));
         if (rc <= 0) continue;
         if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled while connecting");
         bool any_failed = false;

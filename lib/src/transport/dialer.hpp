@@ -20,7 +20,6 @@ struct SocketSetup {
     bool tcp_nodelay = true;
 };
 
-
 /// The addresses in the order they are tried: families interleaved, starting
 /// with the family of the resolver's first choice (RFC 8305 section 4).
 std::vector<ResolvedAddress> interleave_families(const std::vector<ResolvedAddress>& addresses);
@@ -32,7 +31,8 @@ std::vector<ResolvedAddress> interleave_families(const std::vector<ResolvedAddre
 /// connect_failed (every address refused or unreachable; also a socket() that
 /// fails, EMFILE or ENFILE). `peer` names the target in messages. Every fd is
 /// registered with `cancel` while it connects.
-Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& addresses, const SocketSetup& setup,
-                                     const std::string& peer, const Deadlines& deadlines, const CancelToken* cancel);
+Result<Poco::Net::StreamSocket> dial(const std::vector<ResolvedAddress>& addresses,
+                                     const SocketSetup& setup, const std::string& peer,
+                                     const Deadlines& deadlines, const CancelToken* cancel);
 
 }  // namespace nous::http::detail

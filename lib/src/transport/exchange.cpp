@@ -11,10 +11,14 @@ namespace {
 
 ErrorCode code_for(IoStatus s) {
     switch (s) {
-        case IoStatus::timeout_read: return ErrorCode::timeout_read;
-        case IoStatus::timeout_total: return ErrorCode::timeout_total;
-        case IoStatus::cancelled: return ErrorCode::cancelled;
-        default: return ErrorCode::truncated;
+        case IoStatus::timeout_read:
+            return ErrorCode::timeout_read;
+        case IoStatus::timeout_total:
+            return ErrorCode::timeout_total;
+        case IoStatus::cancelled:
+            return ErrorCode::cancelled;
+        default:
+            return ErrorCode::truncated;
     }
 }
 
@@ -24,31 +28,36 @@ bool is_timeout_or_cancel(IoStatus s) {
 
 /// A body read that failed: a deadline or a cancel, else a cut body.
 Error body_read_error(const IoResult& r) {
-    return Error(code_for(r.status), is_timeout_or_cancel(r.status) ? "reading the body: " + r.detail
-                                                                    : "body cut short (" + r.detail + ")");
+    return Error(code_for(r.status), is_timeout_or_cancel(r.status)
+                                         ? "reading the body: " + r.detail
+                                         : "body cut short (" + r.detail + ")");
 }
 
 }  // namespace
 
-ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer, std::size_t size)
+ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer,
+                               std::size_t size)
     : transport_(transport), params_(params), buffer_(buffer), size_(size) {}
 
-std::optional<Error> ResponseReader::send(const Url& url, std::string_view body, const Headers& headers) {
+std::optional<Error> ResponseReader::send(const Url& url, std::string_view body,
+                                          const Headers& headers) {
     static const Headers no_extra;
-    const std::string head =
-        serialize_request_head(url, body.size(), headers, transport_.absolute_form(), params_.proxy_authorization,
-                               params_.extra_headers ? *params_.extra_headers : no_extra);
+    const std::string head = serialize_request_head(
+        url, body.size(), headers, transport_.absolute_form(), params_.proxy_authorization,
+        params_.extra_headers ? *params_.extra_headers : no_extra);
     IoResult w = transport_.write_all(head, body, params_.deadlines, params_.cancel);
     if (w.status == IoStatus::ok) {
         request_sent_ = true;
         return std::nullopt;
     }
-    if (is_timeout_or_cancel(w.status)) return Error(code_for(w.status), "sending the request: " + w.detail);
+    if (is_timeout_or_cancel(w.status))
+        return Error(code_for(w.status), "sending the request: " + w.detail);
     write_failed_ = true;
     stale_connection_ = w.status == IoStatus::reset;
     // A server that answers early (413, 401) and closes while the body is
     // still uploading: its response is in our receive buffer. Return it.
-    Error failure(ErrorCode::connection_closed, "connection lost while sending the request (" + w.detail + ")");
+    Error failure(ErrorCode::connection_closed,
+                  "connection lost while sending the request (" + w.detail + ")");
     if (!read_head()) {
         head_read_ = true;
         return std::nullopt;
@@ -65,13 +74,16 @@ std::optional<Error> ResponseReader::fill() {
         used_ = 0;
         return std::nullopt;
     }
-    if (is_timeout_or_cancel(r.status)) return Error(code_for(r.status), "waiting for the response: " + r.detail);
+    if (is_timeout_or_cancel(r.status))
+        return Error(code_for(r.status), "waiting for the response: " + r.detail);
     if (!any_response_byte_) {
-        stale_connection_ = r.status == IoStatus::eof || r.status == IoStatus::reset || r.status == IoStatus::tls_eof;
+        stale_connection_ = r.status == IoStatus::eof || r.status == IoStatus::reset ||
+                            r.status == IoStatus::tls_eof;
         // The connection was made and the request went out: the server may
         // have acted on it, so this is not a connect failure.
         return Error(ErrorCode::connection_closed,
-                     "connection closed after the request was sent, before any response byte (" + r.detail + ")");
+                     "connection closed after the request was sent, before any response byte (" +
+                         r.detail + ")");
     }
     return Error(ErrorCode::truncated, "response head cut short (" + r.detail + ")");
 }
@@ -91,7 +103,8 @@ std::optional<Error> ResponseReader::read_head() {
         head_ = parser.take_head();
         if (head_.status >= 200) break;
         // Every 1xx is skipped: POCO skips only 100 (docs/design/poco-traps.md#informational).
-        if (head_.status == 101) return Error(ErrorCode::protocol, "unexpected 101 Switching Protocols");
+        if (head_.status == 101)
+            return Error(ErrorCode::protocol, "unexpected 101 Switching Protocols");
         parser.reset();
     }
     framer_.start(body_mode_for(head_), head_.content_length.value_or(0));
@@ -104,7 +117,8 @@ bool ResponseReader::reusable() const noexcept {
            framer_.mode() != BodyFramer::Mode::until_close && used_ == have_;
 }
 
-ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::optional<Error>& error) {
+ResponseReader::Piece ResponseReader::read_body_piece(std::string& out,
+                                                      std::optional<Error>& error) {
     for (;;) {
         if (framer_.done()) return Piece::end;
         if (used_ < have_) {
@@ -125,9 +139,11 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::opt
             const std::size_t before = out.size();
             // Up to 256 KiB per read: fewer hand-offs between a stream's reader and consumer.
             constexpr std::size_t max_piece = limits::io_piece_bytes;
-            const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(direct, max_piece));
+            const std::size_t want =
+                static_cast<std::size_t>(std::min<std::uint64_t>(direct, max_piece));
             out.resize(before + want);
-            IoResult r = transport_.read_some(out.data() + before, want, params_.deadlines, params_.cancel);
+            IoResult r =
+                transport_.read_some(out.data() + before, want, params_.deadlines, params_.cancel);
             out.resize(before + (r.status == IoStatus::ok ? r.bytes : 0));
             if (r.status != IoStatus::ok) {
                 error = body_read_error(r);
@@ -138,7 +154,8 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out, std::opt
         }
         IoResult r = transport_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
         if (r.status == IoStatus::eof && framer_.complete_at_eof()) {
-            if (framer_.mode() == BodyFramer::Mode::until_close) framer_.start(BodyFramer::Mode::none);
+            if (framer_.mode() == BodyFramer::Mode::until_close)
+                framer_.start(BodyFramer::Mode::none);
             return Piece::end;
         }
         if (r.status != IoStatus::ok) {
@@ -161,8 +178,8 @@ std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size
         std::uint64_t length = *head_.content_length;
         // Checked before reserving: a Content-Length alone never makes us allocate past the cap.
         if (length > limit)
-            return too_large("response Content-Length " + std::to_string(length) + " exceeds the limit of " +
-                             std::to_string(limit) + " bytes");
+            return too_large("response Content-Length " + std::to_string(length) +
+                             " exceeds the limit of " + std::to_string(limit) + " bytes");
         // One allocation for the whole body; socket reads land in it directly.
         out.resize(static_cast<std::size_t>(length));
         std::size_t filled = std::min<std::size_t>(have_ - used_, static_cast<std::size_t>(length));
@@ -170,13 +187,14 @@ std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size
         used_ += filled;
         framer_.direct_received(filled);
         while (!framer_.done()) {
-            IoResult r = transport_.read_some(out.data() + filled, out.size() - filled, params_.deadlines,
-                                               params_.cancel);
+            IoResult r = transport_.read_some(out.data() + filled, out.size() - filled,
+                                              params_.deadlines, params_.cancel);
             if (r.status != IoStatus::ok)
                 return Error(code_for(r.status), is_timeout_or_cancel(r.status)
                                                      ? "reading the body: " + r.detail
-                                                     : "body cut short: " + std::to_string(filled) + " of " +
-                                                           std::to_string(length) + " bytes (" + r.detail + ")");
+                                                     : "body cut short: " + std::to_string(filled) +
+                                                           " of " + std::to_string(length) +
+                                                           " bytes (" + r.detail + ")");
             filled += r.bytes;
             framer_.direct_received(r.bytes);
         }
@@ -186,11 +204,14 @@ std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size
     for (;;) {
         std::optional<Error> error;
         switch (read_body_piece(out, error)) {
-            case Piece::end: return std::nullopt;
-            case Piece::error: return error;
+            case Piece::end:
+                return std::nullopt;
+            case Piece::error:
+                return error;
             case Piece::data:
                 if (out.size() > limit)
-                    return too_large("response body exceeds the limit of " + std::to_string(limit) + " bytes");
+                    return too_large("response body exceeds the limit of " + std::to_string(limit) +
+                                     " bytes");
                 break;
         }
     }

@@ -23,9 +23,10 @@ struct ExchangeParams {
 };
 
 class ResponseReader {
-public:
+  public:
     /// `buffer` holds bytes read past the head; it must outlive the reader.
-    ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer, std::size_t size);
+    ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer,
+                   std::size_t size);
 
     std::optional<Error> send(const Url& url, std::string_view body, const Headers& headers);
     std::optional<Error> read_head();
@@ -50,7 +51,7 @@ public:
     bool reusable() const noexcept;
     Clock::time_point first_byte() const noexcept { return first_byte_; }
 
-private:
+  private:
     std::optional<Error> fill();  ///< reads more into buffer_ (head phase)
 
     Transport& transport_;

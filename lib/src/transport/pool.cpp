@@ -25,8 +25,8 @@ namespace {
 struct PoolRegistry {
     std::mutex mutex;
     std::map<std::string, std::shared_ptr<OriginPool>> pools;  ///< guarded by mutex
-    ConnectorFactory connector_factory;                         ///< guarded by mutex; tests only
-    std::atomic<std::uint64_t> generation{0};  ///< bumped by reset_pools_for_tests
+    ConnectorFactory connector_factory;                        ///< guarded by mutex; tests only
+    std::atomic<std::uint64_t> generation{0};                  ///< bumped by reset_pools_for_tests
 };
 PoolRegistry& registry() {
     static auto* r = new PoolRegistry;  // never destroyed: pools may be used during exit
@@ -82,7 +82,8 @@ void ensure_reaper() {
         r.running = true;
     } catch (const std::system_error& e) {
         // No thread to be had (EAGAIN): expiry is still judged at the next checkout.
-        warn_once("pool-reaper", std::string("cannot start the idle-connection reaper: ") + e.what());
+        warn_once("pool-reaper",
+                  std::string("cannot start the idle-connection reaper: ") + e.what());
     }
 }
 
@@ -118,13 +119,14 @@ std::shared_ptr<OriginPool> pool_for(const ConnectionKey& key, const PoolSetting
     return slot;
 }
 
-std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy, const Options& options,
-                                     const PoolSettings& settings) {
+std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy,
+                                     const Options& options, const PoolSettings& settings) {
     thread_local ConnectionKey last_key;
     thread_local std::shared_ptr<OriginPool> last_pool;
     thread_local std::uint64_t last_generation = 0;
     const std::uint64_t generation = registry().generation.load(std::memory_order_acquire);
-    if (last_pool && last_generation == generation && last_key.matches(url, proxy, options)) return last_pool;
+    if (last_pool && last_generation == generation && last_key.matches(url, proxy, options))
+        return last_pool;
     ConnectionKey key = ConnectionKey::for_call(url, proxy, options);
     last_pool = pool_for(key, settings);
     last_generation = generation;
@@ -132,7 +134,8 @@ std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy, c
     return last_pool;
 }
 
-OriginPool::OriginPool(ConnectionKey key, PoolSettings settings, std::unique_ptr<Connector> connector)
+OriginPool::OriginPool(ConnectionKey key, PoolSettings settings,
+                       std::unique_ptr<Connector> connector)
     : key_(std::move(key)), settings_(settings), connector_(std::move(connector)) {}
 
 OriginPool::~OriginPool() = default;
@@ -148,8 +151,8 @@ std::size_t OriginPool::open_count() {
     return open_;
 }
 
-Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const CancelToken* cancel,
-                                               bool allow_reuse) {
+Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
+                                               const CancelToken* cancel, bool allow_reuse) {
     std::vector<std::unique_ptr<Transport>> discarded;  // closed outside the lock
     {
         std::unique_lock lock(mutex_);
@@ -180,15 +183,18 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const
                 --open_;
                 continue;
             }
-            if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled waiting for a pooled connection");
+            if (is_cancelled(cancel))
+                return Error(ErrorCode::cancelled, "cancelled waiting for a pooled connection");
             auto limit = deadlines.connect_limit();
             if (Clock::now() >= limit)
-                return Error(deadlines.connect_timeout_code() == ErrorCode::timeout_total ? ErrorCode::timeout_total
-                                                                                           : ErrorCode::pool_timeout,
-                             "all " + std::to_string(settings_.max_connections) + " connections to " +
-                                 key_.origin.origin() + " stayed busy");
+                return Error(deadlines.connect_timeout_code() == ErrorCode::timeout_total
+                                 ? ErrorCode::timeout_total
+                                 : ErrorCode::pool_timeout,
+                             "all " + std::to_string(settings_.max_connections) +
+                                 " connections to " + key_.origin.origin() + " stayed busy");
             // Slices: a cancel has no way to notify this condition variable.
-            slot_freed_.wait_for(lock, std::min<Clock::duration>(limit - Clock::now(), std::chrono::milliseconds(20)));
+            slot_freed_.wait_for(lock, std::min<Clock::duration>(limit - Clock::now(),
+                                                                 std::chrono::milliseconds(20)));
         }
         ++open_;  // the slot is ours from here: every path below frees it or hands it on
     }
@@ -207,7 +213,8 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines, const
     }
     pool_counters().created.fetch_add(1, std::memory_order_relaxed);
     lease.transport = std::move(opened.value());
-    if (lease.transport->resumed_tls_session()) pool_counters().tls_resumed.fetch_add(1, std::memory_order_relaxed);
+    if (lease.transport->resumed_tls_session())
+        pool_counters().tls_resumed.fetch_add(1, std::memory_order_relaxed);
     return lease;
 }
 
@@ -274,14 +281,17 @@ void OriginPool::clear() {
 
 PoolStats pool_stats() {
     auto& c = detail::pool_counters();
-    return {c.created.load(), c.reused.load(), c.stale.load(), c.resent.load(), c.tls_resumed.load()};
+    return {c.created.load(), c.reused.load(), c.stale.load(), c.resent.load(),
+            c.tls_resumed.load()};
 }
 
 namespace detail {
 namespace {
 std::atomic<std::uint64_t> clear_generation{0};
 }
-std::uint64_t pool_clear_generation() noexcept { return clear_generation.load(std::memory_order_acquire); }
+std::uint64_t pool_clear_generation() noexcept {
+    return clear_generation.load(std::memory_order_acquire);
+}
 }  // namespace detail
 
 void pool_clear() {

@@ -16,7 +16,7 @@
 namespace nous::http::detail {
 
 class OriginPool {
-public:
+  public:
     OriginPool(ConnectionKey key, PoolSettings settings, std::unique_ptr<Connector> connector);
     ~OriginPool();
 
@@ -42,7 +42,7 @@ public:
     /// Connections open now (leased + idle), for tests.
     std::size_t open_count();
 
-private:
+  private:
     void release_slot();
 
     const ConnectionKey key_;
@@ -58,8 +58,8 @@ private:
 std::shared_ptr<OriginPool> pool_for(const ConnectionKey& key, const PoolSettings& settings);
 /// The same, remembering the last pool this thread used, so that repeated calls
 /// to one origin skip building the key and the registry lookup.
-std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy, const Options& options,
-                                     const PoolSettings& settings);
+std::shared_ptr<OriginPool> pool_for(const Url& url, const std::string& proxy,
+                                     const Options& options, const PoolSettings& settings);
 
 /// Tests: pools created from now on open their connections through `factory`
 /// (an in-memory transport that fails on call N); nullptr restores POCO.

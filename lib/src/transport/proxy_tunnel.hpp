@@ -14,7 +14,8 @@ namespace nous::http::detail {
 
 /// CONNECT host:port through `proxy` on a connected socket, under the connect
 /// deadline; bytes after the proxy's head are left for the tunnel.
-std::optional<Error> open_tunnel(Poco::Net::StreamSocket& socket, const ConnectionKey& key, const Url& proxy,
-                                 const Deadlines& deadlines, const CancelToken* cancel);
+std::optional<Error> open_tunnel(Poco::Net::StreamSocket& socket, const ConnectionKey& key,
+                                 const Url& proxy, const Deadlines& deadlines,
+                                 const CancelToken* cancel);
 
 }  // namespace nous::http::detail

@@ -5,9 +5,9 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -18,9 +18,11 @@ namespace nous::http::detail {
 std::string ResolvedAddress::to_string() const {
     char text[INET6_ADDRSTRLEN] = {0};
     if (storage.ss_family == AF_INET)
-        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(storage).sin_addr, text, sizeof text);
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(storage).sin_addr, text,
+                  sizeof text);
     else
-        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(storage).sin6_addr, text, sizeof text);
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(storage).sin6_addr, text,
+                  sizeof text);
     return text;
 }
 
@@ -69,7 +71,8 @@ struct DnsCache {
     static constexpr auto ttl = limits::dns_cache_ttl;
     static constexpr std::size_t max_entries = limits::dns_cache_entries;
     std::mutex mutex;
-    std::map<std::string, std::pair<Clock::time_point, std::vector<ResolvedAddress>>> entries;  ///< guarded by mutex
+    std::map<std::string, std::pair<Clock::time_point, std::vector<ResolvedAddress>>>
+        entries;  ///< guarded by mutex
 };
 
 DnsCache& dns_cache() {
@@ -77,7 +80,9 @@ DnsCache& dns_cache() {
     return *cache;
 }
 
-std::string cache_key(const std::string& host, std::uint16_t port) { return host + ":" + std::to_string(port); }
+std::string cache_key(const std::string& host, std::uint16_t port) {
+    return host + ":" + std::to_string(port);
+}
 
 }  // namespace
 
@@ -109,11 +114,13 @@ void clear_dns_cache() {
 }
 
 Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint16_t port,
-                                            const Deadlines& deadlines, const CancelToken* cancel) {
+                                             const Deadlines& deadlines,
+                                             const CancelToken* cancel) {
     if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled before resolving");
     // IP literals need no lookup and no thread.
     std::vector<ResolvedAddress> literal;
-    if (run_getaddrinfo(host, port, AI_NUMERICHOST | AI_NUMERICSERV, literal) == 0 && !literal.empty())
+    if (run_getaddrinfo(host, port, AI_NUMERICHOST | AI_NUMERICSERV, literal) == 0 &&
+        !literal.empty())
         return literal;
     const std::string key = cache_key(host, port);
     {
@@ -132,7 +139,8 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
     try {
         std::thread([lookup, host, port, seam = resolver_seam()] {
             std::vector<ResolvedAddress> found;
-            int rc = seam ? seam(host, port, found) : run_getaddrinfo(host, port, AI_ADDRCONFIG | AI_NUMERICSERV, found);
+            int rc = seam ? seam(host, port, found)
+                          : run_getaddrinfo(host, port, AI_ADDRCONFIG | AI_NUMERICSERV, found);
             std::lock_guard lock(lookup->mutex);
             lookup->rc = rc;
             lookup->addresses = std::move(found);
@@ -140,13 +148,15 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
             lookup->done_cv.notify_all();
         }).detach();
     } catch (const std::system_error& e) {
-        return Error(ErrorCode::saturated, std::string("cannot start a resolver thread: ") + e.what());
+        return Error(ErrorCode::saturated,
+                     std::string("cannot start a resolver thread: ") + e.what());
     }
     const auto limit = deadlines.connect_limit();
     std::unique_lock lock(lookup->mutex);
     // Short slices so that a cancel is seen promptly without a wake-up channel.
     while (!lookup->done) {
-        if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled while resolving " + host);
+        if (is_cancelled(cancel))
+            return Error(ErrorCode::cancelled, "cancelled while resolving " + host);
         auto now = Clock::now();
         if (now >= limit)
             return Error(deadlines.connect_timeout_code(), "timed out resolving " + host);
@@ -161,7 +171,8 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
     {
         auto& cache = dns_cache();
         std::lock_guard lock(cache.mutex);
-        if (cache.entries.size() >= DnsCache::max_entries) cache.entries.clear();  // bounded, simply
+        if (cache.entries.size() >= DnsCache::max_entries)
+            cache.entries.clear();  // bounded, simply
         cache.entries[key] = {Clock::now() + DnsCache::ttl, lookup->addresses};
     }
     return std::move(lookup->addresses);

@@ -28,7 +28,7 @@ struct ResolvedAddress {
 /// Errors: dns_failed, cancelled, or `deadlines.connect_timeout_code()` past
 /// the limit. Failures are not cached.
 Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint16_t port,
-                                            const Deadlines& deadlines, const CancelToken* cancel);
+                                             const Deadlines& deadlines, const CancelToken* cancel);
 
 /// Forgets every cached resolution (tests).
 void clear_dns_cache();

@@ -12,7 +12,7 @@ namespace nous::http::detail {
 /// they raised, and restore the caller's mask. A SIGPIPE that was already
 /// pending when the guard began is the caller's: it is left alone.
 class SigpipeGuard {
-public:
+  public:
     SigpipeGuard() {
         sigemptyset(&pipe_);
         sigaddset(&pipe_, SIGPIPE);
@@ -38,7 +38,7 @@ public:
     SigpipeGuard(const SigpipeGuard&) = delete;
     SigpipeGuard& operator=(const SigpipeGuard&) = delete;
 
-private:
+  private:
     sigset_t pipe_{}, old_{};
     bool was_blocked_ = false;
     bool was_pending_ = false;

@@ -10,20 +10,21 @@
 namespace nous::http::detail {
 
 class SocketInterrupt final : public CancelTarget {
-public:
+  public:
     explicit SocketInterrupt(int fd) noexcept : fd_(fd) {}
     void interrupt() noexcept override { ::shutdown(fd_, SHUT_RDWR); }
 
-private:
+  private:
     int fd_;
 };
 
 /// A socket registered with a token for the lifetime of this object.
 class SocketRegistration {
-public:
-    SocketRegistration(const CancelToken* token, int fd) : target_(fd), registration_(token, &target_) {}
+  public:
+    SocketRegistration(const CancelToken* token, int fd)
+        : target_(fd), registration_(token, &target_) {}
 
-private:
+  private:
     SocketInterrupt target_;
     CancelRegistration registration_;
 };

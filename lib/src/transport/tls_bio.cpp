@@ -65,8 +65,8 @@ int bio_destroy(BIO*) { return 1; }  // the SocketIo is not ours
 
 BIO_METHOD* socket_method() {
     static BIO_METHOD* method = [] {
-        BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
-                                     "nous socket");
+        BIO_METHOD* m = BIO_meth_new(
+            BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "nous socket");
         if (m == nullptr) return m;
         BIO_meth_set_read(m, bio_read);
         BIO_meth_set_write(m, bio_write);
@@ -100,7 +100,9 @@ void on_ssl_info(const SSL* ssl, int, int) {
     if (SSL_get_fd(ssl) == capture->fd_) capture->ssl_ = const_cast<SSL*>(ssl);
 }
 
-SslCapture::SslCapture(int fd) noexcept : fd_(fd), previous_(armed_capture) { armed_capture = this; }
+SslCapture::SslCapture(int fd) noexcept : fd_(fd), previous_(armed_capture) {
+    armed_capture = this;
+}
 
 SslCapture::~SslCapture() { armed_capture = previous_; }
 

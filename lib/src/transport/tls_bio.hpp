@@ -17,7 +17,7 @@ namespace nous::http::detail {
 
 /// The socket under a TLS connection: one recv or send syscall per call.
 class SocketIo {
-public:
+  public:
     /// > 0: bytes read; 0: the peer closed; -1: failure, errno set (EAGAIN:
     /// nothing arrived in time, the read may be retried).
     virtual long socket_recv(char* buffer, std::size_t n) = 0;
@@ -25,7 +25,7 @@ public:
     virtual long socket_send(const char* data, std::size_t n) = 0;
     virtual int socket_fd() const noexcept = 0;
 
-protected:
+  protected:
     ~SocketIo() = default;
 };
 
@@ -41,7 +41,7 @@ bool attach_socket_bio(SSL* ssl, SocketIo* io);
 /// make_tls_context report every SSL object they drive through an info
 /// callback (enable_ssl_capture).
 class SslCapture {
-public:
+  public:
     explicit SslCapture(int fd) noexcept;
     ~SslCapture();
     SslCapture(const SslCapture&) = delete;
@@ -50,7 +50,7 @@ public:
     /// The SSL object seen for the descriptor, or null.
     SSL* ssl() const noexcept { return ssl_; }
 
-private:
+  private:
     friend void on_ssl_info(const SSL* ssl, int where, int ret);
     int fd_;
     SSL* ssl_ = nullptr;

@@ -17,18 +17,18 @@ namespace nous::http::detail {
 
 enum class IoStatus {
     ok,
-    eof,            ///< orderly close (or close_notify on TLS)
-    reset,          ///< ECONNRESET / EPIPE
-    tls_eof,        ///< TLS peer closed without close_notify
+    eof,      ///< orderly close (or close_notify on TLS)
+    reset,    ///< ECONNRESET / EPIPE
+    tls_eof,  ///< TLS peer closed without close_notify
     timeout_read,
     timeout_total,
     cancelled,
-    failed,         ///< any other socket or TLS error
+    failed,  ///< any other socket or TLS error
 };
 
 struct IoResult {
     IoStatus status = IoStatus::ok;
-    std::size_t bytes = 0;    ///< read: bytes received; write: bytes that left before a failure
+    std::size_t bytes = 0;  ///< read: bytes received; write: bytes that left before a failure
     std::string detail;
 };
 
@@ -40,13 +40,13 @@ struct ConnectTimings {
 /// Owned and driven by one thread at a time; interrupt() is the only call
 /// another thread may make.
 class Transport : public CancelTarget {
-public:
+  public:
     virtual ~Transport() = default;
 
     /// Writes every byte of `head` then `body`, in as few sends as the kernel
     /// allows, bounded by the deadlines. On failure `bytes` says how much left.
-    virtual IoResult write_all(std::string_view head, std::string_view body, const Deadlines& deadlines,
-                               const CancelToken* cancel) = 0;
+    virtual IoResult write_all(std::string_view head, std::string_view body,
+                               const Deadlines& deadlines, const CancelToken* cancel) = 0;
     /// Reads up to `n` bytes once, waiting at most min(idle, total deadline) for the first.
     virtual IoResult read_some(char* buffer, std::size_t n, const Deadlines& deadlines,
                                const CancelToken* cancel) = 0;
@@ -70,10 +70,11 @@ public:
 
 /// Opens transports to one origin (one pool key).
 class Connector {
-public:
+  public:
     virtual ~Connector() = default;
     /// Resolve, connect, tunnel, handshake: all under the connect deadline.
-    virtual Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines, const CancelToken* cancel,
+    virtual Result<std::unique_ptr<Transport>> connect(const Deadlines& deadlines,
+                                                       const CancelToken* cancel,
                                                        ConnectTimings& timings) = 0;
     /// A transport that completed a response goes back to the pool: keep what
     /// the next connection can reuse (the TLS session).

@@ -41,7 +41,8 @@ struct Bundle {
             if (BIO* bio = BIO_new_file(path.c_str(), "r")) {
                 g_parses.fetch_add(1, std::memory_order_relaxed);
                 // X509_AUX: the bundle's "TRUSTED CERTIFICATE" entries read too.
-                while (X509* cert = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr)) certificates.push_back(cert);
+                while (X509* cert = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr))
+                    certificates.push_back(cert);
                 BIO_free(bio);
             }
             // The end of the file (and a missing file) leave errors in this
@@ -59,7 +60,8 @@ struct Bundle {
 /// one, which parses the bundle once per process. So the common handshake
 /// reads one or two small files, and a CA only in the bundle (appended to it,
 /// as Dockerfiles do) is trusted all the same.
-int bundle_get_by_subject(X509_LOOKUP* lookup, X509_LOOKUP_TYPE type, const X509_NAME* name, X509_OBJECT* ret) {
+int bundle_get_by_subject(X509_LOOKUP* lookup, X509_LOOKUP_TYPE type, const X509_NAME* name,
+                          X509_OBJECT* ret) {
     if (type != X509_LU_X509) return 0;
     auto* bundle = static_cast<Bundle*>(X509_LOOKUP_get_method_data(lookup));
     if (bundle == nullptr) return 0;
@@ -130,7 +132,8 @@ X509_STORE* shared_store() {
     {
         std::lock_guard lock(s.mutex);
         for (const auto& shared : s.shared)
-            if (shared.paths.file == paths.file && shared.paths.dir == paths.dir) return shared.store;
+            if (shared.paths.file == paths.file && shared.paths.dir == paths.dir)
+                return shared.store;
     }
     X509_STORE* store = X509_STORE_new();
     add_lookups(store, paths);
@@ -166,7 +169,9 @@ void add_system_trust(SSL_CTX* ctx) {
     add_system_trust_unshared(ctx);
 }
 
-void add_system_trust_unshared(SSL_CTX* ctx) { add_lookups(SSL_CTX_get_cert_store(ctx), system_trust_paths()); }
+void add_system_trust_unshared(SSL_CTX* ctx) {
+    add_lookups(SSL_CTX_get_cert_store(ctx), system_trust_paths());
+}
 
 unsigned long system_bundle_parses() { return g_parses.load(std::memory_order_relaxed); }
 

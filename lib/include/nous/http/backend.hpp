@@ -27,7 +27,7 @@ struct Request {
 /// A `post` implementation selectable by name through the resolution chain.
 /// Implementations must be safe to call from many threads at once.
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual Result<Response> post(const Request& request, const Options& options) = 0;
 };
@@ -50,7 +50,7 @@ Result<std::string> resolve_backend_name(const Options& options);
 /// Where a stream's body bytes come from. The built-in backends implement it;
 /// custom stream backends may too (see make_stream).
 class ChunkSource {
-public:
+  public:
     struct Piece {
         enum class Kind { data, end, error };
         Kind kind = Kind::end;
@@ -79,7 +79,7 @@ public:
 /// A stream implementation selectable by name (per call > NOUS_HTTP_STREAM_BACKEND
 /// > app config > "window"). Must be safe to call from many threads at once.
 class StreamBackend {
-public:
+  public:
     virtual ~StreamBackend() = default;
     virtual Stream open(const Request& request, const Options& options) = 0;
 };

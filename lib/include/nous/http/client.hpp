@@ -79,11 +79,11 @@ std::string redact_header(std::string_view name, std::string_view value);
 
 /// Process-wide counters of the pooled backend.
 struct PoolStats {
-    std::uint64_t connections_created = 0;  ///< new TCP (and TLS) connections
-    std::uint64_t connections_reused = 0;   ///< requests served by a pooled connection
-    std::uint64_t stale_discarded = 0;      ///< idle connections found closed or expired
-    std::uint64_t resent = 0;               ///< requests resent once on a stale connection
-    std::uint64_t tls_sessions_resumed = 0; ///< TLS handshakes that resumed a session
+    std::uint64_t connections_created = 0;   ///< new TCP (and TLS) connections
+    std::uint64_t connections_reused = 0;    ///< requests served by a pooled connection
+    std::uint64_t stale_discarded = 0;       ///< idle connections found closed or expired
+    std::uint64_t resent = 0;                ///< requests resent once on a stale connection
+    std::uint64_t tls_sessions_resumed = 0;  ///< TLS handshakes that resumed a session
 };
 PoolStats pool_stats();
 /// Close every idle pooled connection (tests, and apps before fork()). The

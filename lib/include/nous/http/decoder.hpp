@@ -15,12 +15,13 @@ namespace nous::http {
 
 /// A sans-I/O decoder: bytes in, events out. Implement it for a custom format.
 class Decoder {
-public:
+  public:
     virtual ~Decoder() = default;
     /// Consumes `bytes` (any split), appending complete events. Sets `done`
     /// when the format's end marker arrived (bytes after it are not consumed).
     /// An error (buffer_overflow, protocol) ends the stream.
-    virtual std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out, bool& done) = 0;
+    virtual std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out,
+                                      bool& done) = 0;
     /// The body ended cleanly (its HTTP framing is complete). SSE discards an
     /// event still missing its blank line (WHATWG); formats whose data is
     /// provably cut (a JSON array without its `]`) report `truncated`.
@@ -28,8 +29,10 @@ public:
 };
 
 std::unique_ptr<Decoder> make_sse_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
-std::unique_ptr<Decoder> make_ndjson_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
-std::unique_ptr<Decoder> make_json_array_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
+std::unique_ptr<Decoder> make_ndjson_decoder(
+    std::size_t max_event_bytes = defaults::max_event_bytes);
+std::unique_ptr<Decoder> make_json_array_decoder(
+    std::size_t max_event_bytes = defaults::max_event_bytes);
 /// Raw bytes as events, stopping after an SSE `data: [DONE]` event.
 std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
 

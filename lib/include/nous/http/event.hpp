@@ -17,13 +17,16 @@ namespace nous::http {
 /// is never copied into each event, so decoded but unread events stay within
 /// the stream's memory bound.
 class EventId {
-public:
+  public:
     EventId() = default;
-    EventId(std::string_view id) : value_(id.empty() ? nullptr : std::make_shared<const std::string>(id)) {}
+    EventId(std::string_view id)
+        : value_(id.empty() ? nullptr : std::make_shared<const std::string>(id)) {}
     EventId(const char* id) : EventId(std::string_view(id)) {}
     EventId(const std::string& id) : EventId(std::string_view(id)) {}
 
-    std::string_view view() const noexcept { return value_ ? std::string_view(*value_) : std::string_view(); }
+    std::string_view view() const noexcept {
+        return value_ ? std::string_view(*value_) : std::string_view();
+    }
     operator std::string_view() const noexcept { return view(); }
     std::string str() const { return std::string(view()); }
     const char* data() const noexcept { return view().data(); }
@@ -35,7 +38,7 @@ public:
     friend bool operator==(const EventId& a, std::string_view b) noexcept { return a.view() == b; }
     friend std::ostream& operator<<(std::ostream& os, const EventId& id) { return os << id.view(); }
 
-private:
+  private:
     std::shared_ptr<const std::string> value_;
 };
 

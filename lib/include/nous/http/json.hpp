@@ -22,8 +22,8 @@ struct JsonResponse {
 
 /// POSTs `body` as JSON and parses the 2xx response body. A body that is not
 /// JSON is a `protocol` error carrying the raw body. Errors as post().
-Result<JsonResponse> post_json(std::string_view url, const rapidjson::Value& body, const Headers& headers = {},
-                               const Options& options = {});
+Result<JsonResponse> post_json(std::string_view url, const rapidjson::Value& body,
+                               const Headers& headers = {}, const Options& options = {});
 
 /// Parses `text`; a parse failure is an Error (protocol) with the offset.
 Result<std::shared_ptr<rapidjson::Document>> parse_json(std::string_view text);

@@ -51,7 +51,7 @@ enum class StreamFormat {
     sse,         ///< text/event-stream (WHATWG interpretation); `data: [DONE]` ends the stream
     ndjson,      ///< one JSON value per line (Ollama)
     json_array,  ///< a JSON array streamed element by element (Gemini streamGenerateContent)
-    raw,         ///< the body bytes as received (after transfer decoding), up to and including [DONE]
+    raw,  ///< the body bytes as received (after transfer decoding), up to and including [DONE]
 };
 
 class Decoder;
@@ -67,7 +67,7 @@ struct Hooks;
 /// it is passed to; one token may be shared by many concurrent calls, and
 /// cancel() ends every one of them. Safe to call from any thread, any number of times.
 class CancelToken {
-public:
+  public:
     CancelToken();
     ~CancelToken();
     CancelToken(const CancelToken&) = delete;
@@ -78,7 +78,7 @@ public:
     /// Thread-safe.
     bool cancelled() const noexcept;
 
-private:
+  private:
     friend struct detail::CancelAccess;
     struct State;
     std::unique_ptr<State> state_;

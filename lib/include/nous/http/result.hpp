@@ -12,17 +12,17 @@ namespace nous::http {
 /// Thrown by the throwing convenience wrappers, and by Result::value() and
 /// Result::operator-> on a result that holds an error.
 class HttpError : public std::runtime_error {
-public:
+  public:
     explicit HttpError(Error e) : std::runtime_error(e.message), error_(std::move(e)) {}
     const Error& error() const noexcept { return error_; }
 
-private:
+  private:
     Error error_;
 };
 
 template <typename T>
 class Result {
-public:
+  public:
     Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
     Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
 
@@ -51,7 +51,7 @@ public:
     const Error& error() const& { return std::get<1>(v_); }
     Error& error() & { return std::get<1>(v_); }
 
-private:
+  private:
     std::variant<T, Error> v_;
 };
 

@@ -43,13 +43,13 @@ struct StreamItemView {
 };
 
 struct StreamStats {
-    std::uint64_t bytes = 0;          ///< body bytes received (after transfer decoding)
-    std::uint64_t items = 0;          ///< events delivered
-    std::uint64_t parks = 0;          ///< times the reader parked on a full window
+    std::uint64_t bytes = 0;              ///< body bytes received (after transfer decoding)
+    std::uint64_t items = 0;              ///< events delivered
+    std::uint64_t parks = 0;              ///< times the reader parked on a full window
     std::chrono::microseconds parked{0};  ///< total time parked
     std::size_t peak_inflight_bytes = 0;  ///< most bytes queued between reader and consumer
-    bool done_seen = false;           ///< `data: [DONE]` arrived
-    int status = 0;                   ///< HTTP status, once known
+    bool done_seen = false;               ///< `data: [DONE]` arrived
+    int status = 0;                       ///< HTTP status, once known
 };
 
 namespace detail {
@@ -57,7 +57,7 @@ struct StreamAccess;
 }
 
 class Stream {
-public:
+  public:
     Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> decoder);
     /// A stream whose only item is `error`.
     static Stream failed(Error error);
@@ -80,7 +80,7 @@ public:
     Headers response_headers() const;
 
     class iterator {
-    public:
+      public:
         using iterator_category = std::input_iterator_tag;
         using value_type = StreamItem;
         using difference_type = std::ptrdiff_t;
@@ -97,14 +97,14 @@ public:
         }
         bool operator==(const iterator& o) const { return stream_ == o.stream_; }
 
-    private:
+      private:
         Stream* stream_ = nullptr;
         std::optional<StreamItem> item_;
     };
     iterator begin() { return iterator(this); }
     iterator end() { return iterator(); }
 
-private:
+  private:
     friend struct detail::StreamAccess;
     struct State;
     std::unique_ptr<State> state_;

@@ -97,25 +97,26 @@ struct ToolCallDelta {
 
 /// What one stream item of any provider adds to the message.
 struct Delta {
-    std::string text;                        ///< a text fragment (may be empty)
-    std::vector<ToolCallDelta> tool_calls;   ///< tool-call fragments
-    std::optional<std::int64_t> input_tokens;   ///< usage, when this item reports it
+    std::string text;                          ///< a text fragment (may be empty)
+    std::vector<ToolCallDelta> tool_calls;     ///< tool-call fragments
+    std::optional<std::int64_t> input_tokens;  ///< usage, when this item reports it
     std::optional<std::int64_t> output_tokens;
-    std::optional<std::string> finish_reason;   ///< the provider's own value: stop, tool_calls, end_turn, STOP...
-    std::optional<std::string> error;           ///< an error inside the stream, in the provider's words
+    std::optional<std::string>
+        finish_reason;  ///< the provider's own value: stop, tool_calls, end_turn, STOP...
+    std::optional<std::string> error;  ///< an error inside the stream, in the provider's words
 };
 
 /// Turns one provider's stream events into deltas. Keeps the little state a
 /// provider needs (Anthropic content blocks, Gemini call numbering); one per stream.
 class DeltaParser {
-public:
+  public:
     explicit DeltaParser(Provider provider) noexcept : provider_(provider) {}
     /// Appends the deltas of `event`. Keep-alive comments and pings add
     /// nothing. A malformed event is a `protocol` error value (never a throw);
     /// the caller decides whether the stream goes on.
     std::optional<Error> parse(const nous::http::Event& event, std::vector<Delta>& out);
 
-private:
+  private:
     Provider provider_;
     int gemini_calls_ = 0;
     /// OpenAI-compatible servers that omit a tool call's "index": the call
@@ -147,11 +148,11 @@ struct ChatResult {
 /// joined by index (in index order), usage and finish reason kept. Linear in
 /// the input: each fragment finds its call in constant time.
 class Accumulator {
-public:
+  public:
     void add(const Delta& delta);
     ChatResult result() const;
 
-private:
+  private:
     struct Call {
         std::int64_t index = 0;
         ToolCall call;

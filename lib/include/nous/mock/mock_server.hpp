@@ -64,7 +64,7 @@ struct MockServerOptions {
 };
 
 class MockServer {
-public:
+  public:
     using Handler = std::function<bool(const MockRequest&, MockResponse&)>;
 
     explicit MockServer(MockServerOptions options = {});
@@ -94,7 +94,7 @@ public:
     /// The body /large answers.
     static std::string large_body();
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
