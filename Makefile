@@ -4,10 +4,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config libpoco-dev libconcurrentqueue-dev \
-  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server clang
+  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server clang clang-format
 PREFIX ?= /usr/local
 
-.PHONY: all deps build test test-nocurl demo bench asan tsan fuzz install clean
+.PHONY: all deps build test test-nocurl demo bench asan tsan fuzz format format-check install clean
 FUZZ_SECONDS ?= 60
 
 all: build
@@ -67,6 +67,15 @@ fuzz: deps
 	  -DNOUS_BUILD_TESTS=OFF -DNOUS_BUILD_BENCH=OFF -DNOUS_BUILD_TOOLS=OFF -DNOUS_WITH_CURL=OFF
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_targets
 	./tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# .clang-format is the style: `make format` applies it, `make format-check`
+# (in CI) fails on any file that differs from it.
+FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find lib tools tests bench docs -name '*.cpp' -o -name '*.hpp')
+format: deps
+	clang-format -i $(FORMAT_FILES)
+
+format-check: deps
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: $(words $(FORMAT_FILES)) files match .clang-format"
 
 install: deps build
 	cmake --install $(BUILD) --prefix $(PREFIX)
