@@ -18,11 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "core/cancel.hpp"
 #include "fault_server.hpp"
 #include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "proxy_server.hpp"
+#include "test_helpers.hpp"
 #include "tls_fixture.hpp"
 
 using namespace nous::http;
@@ -259,4 +261,43 @@ TEST_CASE("regression: curl dropped empty header values, both backends send the 
     }
     std::lock_guard lock(mutex);
     CHECK(header_lines(heads.back()).count("accept:") == 1);
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE("curl backend cancel: the token holds no registration once the transfer ended") {
+    MockServer server;
+    server.start();
+    CancelToken token;
+    Options o = no_retry();
+    o.backend = "curl";
+    o.cancel = &token;
+    auto r = post(server.base_url() + "/small", "{}", {}, o);
+    REQUIRE(r.ok());
+    auto& state = detail::CancelAccess::state(token);
+    std::lock_guard lock(state.mutex);
+    CHECK(state.targets
+              .empty());  // a later cancel shuts down no fd libcurl may have closed and reused
+}
+
+TEST_CASE("curl backend cancel: a transfer blocked reading a stalled server ends cancelled") {
+    std::atomic<bool> stalled{false};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        stalled = true;
+        peer.stall();
+    });
+    CancelToken token;
+    Options o = no_retry();
+    o.backend = "curl";
+    o.cancel = &token;
+    o.read_timeout = 60s;
+    std::thread canceller([&] {
+        REQUIRE(wait_until([&] { return stalled.load(); }));
+        token.cancel();
+    });
+    auto r = post(server.url(), "{}", {}, o);
+    canceller.join();
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::cancelled);
 }

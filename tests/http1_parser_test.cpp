@@ -10,8 +10,20 @@
 #include <sstream>
 
 #include "decoder_fixtures.hpp"  // every_byte, random_cuts, slurp
+#include "fault_server.hpp"
+#include "nous/http/client.hpp"
+#include "test_helpers.hpp"
 
 using namespace nous::http::detail;
+using namespace std::chrono_literals;
+using nous::http::ErrorCode;
+using nous::http::Options;
+using nous::http::post;
+using nous::test::chunk;
+using nous::test::FaultServer;
+using nous::test::no_retry;
+using nous::test::ok_response;
+using nous::test::Peer;
 
 namespace {
 
@@ -171,4 +183,88 @@ TEST_CASE("a chunk-size line without end is bounded") {
     std::string junk(5000, '1');
     f.feed(junk.data(), junk.size(), out);
     CHECK(f.failed());
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+namespace {
+ResponseHead parse_head(const std::string& text, std::string* error = nullptr) {
+    HeadParser parser;
+    std::size_t used = 0;
+    auto status = parser.feed(text, used);
+    if (status == HeadParser::Status::error && error) *error = parser.error();
+    return status == HeadParser::Status::done ? parser.head() : ResponseHead{};
+}
+}  // namespace
+
+TEST_CASE("obs-fold in a response header is replaced by SP, not rejected") {
+    auto head = parse_head(
+        "HTTP/1.1 200 OK\r\nX-Long: part one\r\n  part two\r\n\tpart three\r\nContent-Length: "
+        "0\r\n\r\n");
+    REQUIRE(head.status == 200);
+    REQUIRE(head.headers.size() == 2);
+    CHECK(head.headers[0].second == "part one part two part three");
+}
+
+TEST_CASE("CR or NUL inside a received field value or reason is replaced by SP") {
+    std::string text = "HTTP/1.1 200 O\rK\r\nX-A: a\rb\r\nX-B: c";
+    text += '\0';
+    text += "d\r\nContent-Length: 0\r\n\r\n";
+    auto head = parse_head(text);
+    REQUIRE(head.status == 200);
+    CHECK(head.reason == "O K");
+    CHECK(head.headers[0].second == "a b");
+    CHECK(head.headers[1].second == "c d");
+}
+
+TEST_CASE(
+    "Transfer-Encoding: xchunked is taken for chunked: it is a token list, and xchunked is "
+    "refused") {
+    std::string error;
+    parse_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n", &error);
+    CHECK(error.find("unsupported Transfer-Encoding") != std::string::npos);
+    auto ok = parse_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+    CHECK(ok.chunked);
+    error.clear();
+    parse_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", &error);
+    CHECK_FALSE(error.empty());
+    error.clear();
+    parse_head(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+        &error);
+    CHECK_FALSE(error.empty());
+}
+
+TEST_CASE("Transfer-Encoding with Content-Length: read by TE, and the connection is never reused") {
+    auto head =
+        parse_head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n");
+    CHECK(head.chunked);
+    CHECK_FALSE(head.content_length);
+    CHECK_FALSE(head.keep_alive());
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        while (peer.read_request())
+            peer.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                      chunk("hello") + "0\r\n\r\n");
+    });
+    for (int i = 0; i < 2; ++i) {
+        auto r = post(server.url(), "{}", {}, no_retry());
+        REQUIRE(r.ok());
+        CHECK(r->body == "hello");
+        CHECK_FALSE(r->connection_reused);
+    }
+    CHECK(server.connections() == 2);
+}
+
+TEST_CASE(
+    "a status line that is not HTTP after a 100 Continue fails when its line ends, not at close") {
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send("HTTP/1.1 100 Continue\r\n\r\nGARBAGE GARBAGE\r\n");
+        peer.stall();
+    });
+    Options o = no_retry();
+    o.read_timeout = 30s;  // waiting for the close would end in timeout_read
+    auto r = post(server.url(), "{}", {}, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::protocol);
 }

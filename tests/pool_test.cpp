@@ -1,8 +1,11 @@
 // The pooled backend: keep-alive reuse, stale connections, the resend rule,
 // the per-origin cap, and the fast write path.
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -13,6 +16,7 @@
 #include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "test_helpers.hpp"
 #include "transport/io_counters.hpp"
 
 using namespace nous::http;
@@ -338,4 +342,114 @@ TEST_CASE(
         REQUIRE(post(server.url(), "{}", {}, other).ok());
         CHECK(server.connections() == ++expected);  // another pool: a new connection
     }
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE(
+    "a failed socket() leaks a pool slot and throws: EMFILE is connect_failed, and the next call "
+    "works") {
+    MockServer server;
+    server.start();
+    const std::string url = server.base_url() + "/small";
+    REQUIRE(post(url, "{}", {}, no_retry()).ok());
+    pool_clear();
+    const int code = in_child([&] {
+        rlimit old{};
+        ::getrlimit(RLIMIT_NOFILE, &old);
+        // No fd number left: a limit just above the highest open fd, and every
+        // hole below it filled.
+        rlimit tight{static_cast<rlim_t>(highest_open_fd() + 1), old.rlim_max};
+        ::setrlimit(RLIMIT_NOFILE, &tight);
+        std::vector<int> fillers;
+        for (int fd; (fd = ::dup(0)) >= 0;) fillers.push_back(fd);
+        for (int attempt = 0; attempt < 70; ++attempt) {  // past the old 64-slot cap
+            Result<Response> r = Error(ErrorCode::invalid_argument, "not run");
+            try {
+                r = post(url, "{}", {}, no_retry());
+            } catch (...) {
+                return 1;  // post() must never throw
+            }
+            if (r.ok()) return 2;
+            if (r.error().code != ErrorCode::connect_failed) return 3;
+            if (r.error().message.find("open files") == std::string::npos) return 4;
+        }
+        for (int fd : fillers) ::close(fd);
+        ::setrlimit(RLIMIT_NOFILE, &old);
+        auto again = post(url, "{}", {}, no_retry());
+        return again.ok() && again->body == MockServer::small_body() ? 0 : 5;
+    });
+    CHECK(code == 0);
+}
+
+TEST_CASE(
+    "at most 64 concurrent streams per provider: 150 streams to one origin all deliver their first "
+    "event") {
+    std::atomic<int> waiting{0};
+    FaultServer server(
+        [&](Peer& peer, std::uint64_t) {
+            if (!peer.read_request()) return;
+            peer.send(kSseHead + chunk("data: first\n\n"));
+            ++waiting;
+            peer.stall();
+        },
+        256);
+    std::vector<Stream> streams;
+    for (int i = 0; i < 150; ++i) streams.push_back(stream(server.url(), "{}", {}, no_retry()));
+    int firsts = 0;
+    for (auto& s : streams) {
+        auto item = s.next();
+        REQUIRE(item);
+        CAPTURE(item->is_error() ? item->error->message : "");
+        if (item->is_event() && item->event.data == "first") ++firsts;
+    }
+    CHECK(firsts == 150);
+}
+
+TEST_CASE("idle connections of an origin that is never called again are closed at their expiry") {
+    Config config;
+    config.pool_idle_timeout = 100ms;
+    configure(config);
+    std::atomic<bool> client_closed{false};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        while (peer.read_request()) peer.send(ok_response("hi"));
+        client_closed = true;  // read_request saw EOF: the pool closed its idle connection
+    });
+    auto r = post(server.url(), "{}", {}, no_retry());
+    configure(Config{});
+    REQUIRE(r.ok());
+    CHECK(wait_until([&] { return client_closed.load(); }, 10s));
+}
+
+TEST_CASE("the pool keeps at most max_idle connections of an origin") {
+    Config config;
+    config.pool_max_idle_per_origin = 2;
+    configure(config);
+    std::atomic<int> open{0};
+    std::atomic<int> answered{0};
+    FaultServer server(
+        [&](Peer& peer, std::uint64_t) {
+            ++open;
+            while (peer.read_request()) {
+                // Hold every answer until all five requests are in: five connections at once.
+                ++answered;
+                while (answered.load() < 5) std::this_thread::sleep_for(1ms);
+                peer.send(ok_response("hi"));
+            }
+            --open;
+        },
+        64);
+    std::vector<std::thread> callers;
+    std::atomic<int> succeeded{0};
+    for (int i = 0; i < 5; ++i)
+        callers.emplace_back([&] {
+            if (post(server.url(), "{}", {}, no_retry()).ok())
+                ++succeeded;  // Catch asserts on the main thread only
+        });
+    for (auto& t : callers) t.join();
+    configure(Config{});
+    CHECK(succeeded.load() == 5);
+    CHECK(server.connections() == 5);
+    CHECK(wait_until([&] { return open.load() <= 2; }));
+    CHECK(open.load() == 2);
 }

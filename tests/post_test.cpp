@@ -1,5 +1,7 @@
 // post() against real loopback servers: correctness, errors, timeouts, cancellation.
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <thread>
@@ -7,7 +9,9 @@
 #include "core/cancel.hpp"
 #include "fault_server.hpp"
 #include "nous/http/client.hpp"
+#include "nous/http/testing.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "test_helpers.hpp"
 #include "transport/io_counters.hpp"
 
 using namespace nous::http;
@@ -26,12 +30,6 @@ const bool kBackendSelected = [] {
     return true;
 }();
 #endif
-
-Options no_retry() {
-    Options o;
-    o.max_retries = 0;
-    return o;
-}
 
 /// A server whose every connection answers each request with `response`.
 FaultServer answering(std::string response) {
@@ -461,4 +459,127 @@ TEST_CASE("a 1 MiB request body arrives whole, in large writes", "[pooled]") {
     REQUIRE(r.ok());
     CHECK(received == body);
     CHECK(sends <= 4);  // 4 KiB pieces would be 256 sends
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE("a shared CancelToken cancels one call: it must cancel every call that holds it") {
+    std::atomic<int> stalled{0};
+    FaultServer server(
+        [&](Peer& peer, std::uint64_t) {
+            if (!peer.read_request()) return;
+            ++stalled;
+            peer.stall();
+        },
+        64);
+    CancelToken token;
+    Options o = no_retry();
+    o.cancel = &token;
+    o.read_timeout = 60s;  // the hang guard: only the cancel can end these early
+    std::vector<std::thread> calls;
+    std::atomic<int> cancelled{0};
+    for (int i = 0; i < 4; ++i)
+        calls.emplace_back([&] {
+            auto r = post(server.url(), "{}", {}, o);
+            if (!r.ok() && r.error().code == ErrorCode::cancelled) ++cancelled;
+        });
+    REQUIRE(wait_until([&] { return stalled.load() == 4; }));
+    const auto start = std::chrono::steady_clock::now();
+    token.cancel();
+    for (auto& t : calls) t.join();
+    CHECK(cancelled.load() == 4);
+    CHECK(std::chrono::steady_clock::now() - start < 30s);
+}
+
+TEST_CASE(
+    "a POST that reached the server is reported as connect_failed and sent again: it is "
+    "connection_closed",
+    "[pooled]") {
+    std::mutex mutex;
+    std::vector<std::string> heads;
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        std::string head;
+        if (!peer.read_request(&head)) return;
+        std::lock_guard lock(mutex);
+        heads.push_back(head);
+        // ...and close without answering.
+    });
+    SECTION("without retries: connection_closed, one request, still with its key") {
+        auto r = post(server.url(), R"({"a":1})", {}, no_retry());
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == ErrorCode::connection_closed);
+        std::lock_guard lock(mutex);
+        CHECK(heads.size() == 1);
+        CHECK(header_of(heads[0], "Idempotency-Key").size() == 36);
+    }
+    SECTION("with retries: every attempt carries the same Idempotency-Key") {
+        Options o;
+        o.max_retries = 2;
+        testing::Hooks hooks;
+        hooks.sleep = [](Milliseconds) {};
+        o.test_hooks = &hooks;
+        auto r = post(server.url(), R"({"a":1})", {}, o);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == ErrorCode::connection_closed);
+        std::lock_guard lock(mutex);
+        REQUIRE(heads.size() == 3);
+        const std::string key = header_of(heads[0], "Idempotency-Key");
+        CHECK(std::regex_match(
+            key,
+            std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+        CHECK(header_of(heads[1], "Idempotency-Key") == key);
+        CHECK(header_of(heads[2], "Idempotency-Key") == key);
+    }
+    SECTION("the caller's own key wins, and the option turns the header off") {
+        Options o;
+        o.max_retries = 1;
+        testing::Hooks hooks;
+        hooks.sleep = [](Milliseconds) {};
+        o.test_hooks = &hooks;
+        (void)post(server.url(), "{}", {{"Idempotency-Key", "mine"}}, o);
+        o.idempotency_key = false;
+        (void)post(server.url(), "{}", {}, o);
+        std::lock_guard lock(mutex);
+        REQUIRE(heads.size() == 4);
+        CHECK(header_of(heads[0], "Idempotency-Key") == "mine");
+        CHECK(heads[0].find("Idempotency-Key: mine\r\n") == heads[0].rfind("Idempotency-Key"));
+        CHECK(header_of(heads[2], "Idempotency-Key").empty());
+    }
+}
+
+TEST_CASE(
+    "a server that answers 413 early and closes during the upload: its response is returned") {
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        char buf[1024];
+        (void)::recv(peer.fd(), buf, sizeof buf, 0);  // the head arrived: answer before the body
+        peer.send(
+            "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo "
+            "large");
+        peer.reset();
+    });
+    std::string body(32 << 20, 'x');  // far more than the socket buffers hold
+    auto r = post(server.url(), body, {}, no_retry());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::http_status);
+    CHECK(r.error().status == 413);
+    CHECK(r.error().body == "too large");
+}
+
+TEST_CASE("userinfo in a request URL is dropped silently: it is sent as Basic auth") {
+    std::mutex mutex;
+    std::string head;
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        std::string h;
+        if (!peer.read_request(&h)) return;
+        {
+            std::lock_guard lock(mutex);
+            head = h;
+        }
+        peer.send(ok_response("ok"));
+    });
+    auto r = post("http://user:p%40ss@127.0.0.1:" + std::to_string(server.port()) + "/x", "{}", {},
+                  no_retry());
+    REQUIRE(r.ok());
+    std::lock_guard lock(mutex);
+    CHECK(header_of(head, "Authorization") == "Basic dXNlcjpwQHNz");  // base64("user:p@ss")
 }

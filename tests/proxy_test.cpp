@@ -99,3 +99,11 @@ TEST_CASE("a proxy that refuses CONNECT is connect_failed with its status") {
     CHECK(r.error().code == ErrorCode::connect_failed);
     CHECK(r.error().status == 407);
 }
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE("proxy userinfo is base64'd without percent-decoding: p%40ss is the password p@ss") {
+    CHECK(detail::basic_auth("user:p%40ss") == "Basic dXNlcjpwQHNz");
+    CHECK(detail::basic_auth("a:b") == "Basic YTpi");
+    CHECK(detail::basic_auth("ab:cd") == "Basic YWI6Y2Q=");
+}

@@ -10,8 +10,10 @@
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "test_helpers.hpp"
 
 using namespace nous::http;
+using namespace nous::test;
 using namespace std::chrono_literals;
 
 namespace {
@@ -187,4 +189,19 @@ TEST_CASE("connection refused is retried max_retries times") {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::connect_failed);
     CHECK(time.sleeps == std::vector<Milliseconds>{437ms, 875ms, 1750ms});
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE(
+    "HTTP-date parsing depends on the locale and knows one form: all three RFC 9110 forms parse") {
+    const long long expected = 784111777;  // Sun, 06 Nov 1994 08:49:37 GMT
+    CHECK(detail::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT") == expected);
+    CHECK(detail::parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT") == expected);
+    CHECK(detail::parse_http_date("Sun Nov  6 08:49:37 1994") == expected);
+    CHECK_FALSE(detail::parse_http_date("Sun, 06 Nov 1994 08:49:37 CET"));
+    CHECK_FALSE(detail::parse_http_date("tomorrow"));
+    // A date in the past is "retry now".
+    CHECK(detail::parse_retry_hint({{"retry-after", "Sun, 06 Nov 1994 08:49:37 GMT"}}, "") ==
+          Milliseconds(0));
 }

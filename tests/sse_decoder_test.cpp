@@ -1,6 +1,7 @@
 #include <chrono>
 
 #include "decoder_fixtures.hpp"
+#include "test_helpers.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -68,4 +69,22 @@ TEST_CASE("the raw decoder passes bytes through and stops after the DONE event")
     joined.clear();
     for (auto& e : bytes.events) joined += e.data;
     CHECK(joined == "data: a\r\n\r\ndata: [DONE]\r\n\r\n");
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE(
+    "SSE id multiplies memory: one id is stored once and shared by the events that carry it") {
+    auto decoder = make_sse_decoder();
+    std::vector<Event> out;
+    bool done = false;
+    const std::string id(1 << 20, 'i');
+    REQUIRE_FALSE(decoder->feed("id: " + id + "\n", out, done));
+    std::string events;
+    for (int i = 0; i < 1000; ++i) events += "data: x\n\n";
+    REQUIRE_FALSE(decoder->feed(events, out, done));
+    REQUIRE(out.size() == 1000);
+    CHECK(out.front().id == id);
+    CHECK(out.back().id == id);
+    CHECK(out.front().id.data() == out.back().id.data());  // one copy for all
 }

@@ -3,10 +3,13 @@
 #include "nous/http/stream.hpp"
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -471,4 +474,79 @@ TEST_CASE("next_view gives the same items as next, without a copy, however the b
         CHECK(want[3].event.data.size() == 5000);
         CHECK(want[4].is_done());
     }
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+#ifndef NOUS_SANITIZED
+TEST_CASE("a failed thread creation in stream() is saturated, and the next stream works") {
+    // Sanitizers reserve terabytes of address space: RLIMIT_AS cannot be used there.
+    MockServer server;
+    server.start();
+    const std::string url = server.base_url() + "/v1/chat/completions";
+    const std::string body = R"({"model":"m","stream":true,"messages":[]})";
+    const int code = in_child([&] {
+        rlimit old{};
+        ::getrlimit(RLIMIT_AS, &old);
+        std::ifstream status("/proc/self/status");
+        std::string line;
+        long vm_kb = 0;
+        while (std::getline(status, line))
+            if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stol(line.substr(7));
+        // Room for small allocations, none for an 8 MiB thread stack.
+        rlimit tight{static_cast<rlim_t>(vm_kb + 2048) * 1024, old.rlim_max};
+        ::setrlimit(RLIMIT_AS, &tight);
+        // glibc reuses the stacks of exited threads without a new mapping:
+        // hold threads until no more can start, so that none is left.
+        std::atomic<bool> release{false};
+        std::vector<std::thread> holders;
+        for (int i = 0; i < 1000; ++i) {
+            try {
+                holders.emplace_back([&] {
+                    while (!release.load()) std::this_thread::sleep_for(1ms);
+                });
+            } catch (const std::system_error&) {
+                break;
+            }
+        }
+        std::optional<StreamItem> first;
+        try {
+            Stream s = stream(url, body);
+            first = s.next();
+        } catch (...) {
+            return 1;
+        }
+        release = true;
+        for (auto& t : holders) t.join();
+        ::setrlimit(RLIMIT_AS, &old);
+        if (!first || !first->is_error() || first->error->code != ErrorCode::saturated) {
+            std::fprintf(stderr, "first item: %s\n",
+                         !first              ? "none"
+                         : first->is_error() ? first->error->message.c_str()
+                                             : "an event");
+            return 2;
+        }
+        if (live_streams() != 0) return 3;  // the slot came back
+        Stream again = stream(url, body);
+        auto items = drain(again);
+        return !items.empty() && items.back().is_done() ? 0 : 4;
+    });
+    CHECK(code == 0);
+}
+#endif
+
+TEST_CASE(
+    "SSE end of body: an event without its blank line at a clean end is discarded, not truncated") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: a\n\ndata: b\n") + "0\r\n\r\n");
+    });
+    Options o = no_retry();
+    o.stream_backend = backend;
+    Stream s = stream(server.url(), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    CHECK(items[0].is_event());
+    CHECK(items[0].event.data == "a");
 }

@@ -21,6 +21,7 @@
 #include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
+#include "test_helpers.hpp"
 #include "tls_fixture.hpp"
 #include "transport/connector.hpp"
 #include "transport/io_counters.hpp"
@@ -29,6 +30,7 @@
 
 using namespace nous::http;
 using namespace nous::test;
+using namespace std::chrono_literals;
 
 namespace {
 Options with_ca(const std::string& ca) {
@@ -423,4 +425,52 @@ TEST_CASE("regression: no SNI for an IP literal host (RFC 6066 section 3), a nam
     REQUIRE(post(url("localhost", named.port()), "{}", {}, with_ca(pki.ca_cert)).ok());
     CHECK(named.sni_handshakes() == 1);
     CHECK(named.last_sni() == "localhost");
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE(
+    "total deadline over TLS: a record dripping one byte every 20 ms is cut at the deadline") {
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::drip_record);
+    Options o = no_retry();
+    o.ca_file = pki.ca_cert;
+    o.read_timeout = 60s;  // each byte comes well within the idle timeout
+    o.total_timeout = 500ms;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = post("https://localhost:" + std::to_string(server.port()) + "/x", "{}", {}, o);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::timeout_total);
+    CHECK(took < 20s);  // the record alone would take 5.5 minutes
+}
+
+TEST_CASE("SIGPIPE can kill a process when a TLS pull stream whose peer reset is destroyed") {
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::sse_then_reset);
+    SigpipeUnblocked unblocked;
+    {
+        Options o = no_retry();
+        o.ca_file = pki.ca_cert;
+        o.stream_backend = "pull";
+        Stream s = stream("https://localhost:" + std::to_string(server.port()) + "/x", "{}", {}, o);
+        auto first = s.next();
+        REQUIRE(first);
+        CHECK(first->event.data == "one");
+        REQUIRE(wait_until([&] { return server.resets() == 1; }));
+    }  // destroyed here: the close writes into a reset connection
+    CHECK_FALSE(unblocked.pending());
+}
+
+TEST_CASE("SIGPIPE can kill a process in pool_clear() with TLS connections the peer reset") {
+    const auto& pki = test_pki();
+    TlsServer server(pki.localhost_cert, pki.localhost_key, TlsServer::Mode::answer_then_reset);
+    Options o = no_retry();
+    o.ca_file = pki.ca_cert;
+    auto r = post("https://localhost:" + std::to_string(server.port()) + "/x", "{}", {}, o);
+    REQUIRE(r.ok());
+    REQUIRE(wait_until([&] { return server.resets() == 1; }));
+    SigpipeUnblocked unblocked;
+    pool_clear();  // closing the idle connection writes close_notify into a reset socket
+    CHECK_FALSE(unblocked.pending());
 }

@@ -83,3 +83,12 @@ TEST_CASE("url_for_log drops the query and credentials") {
     CHECK(url_for_log("https://u:p@h.com/a?key=1#f") == "https://h.com/a");
     CHECK(url_for_log("http://h/a/b") == "http://h/a/b");
 }
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE(
+    "verbose output printed user:pass@ of a URL: redact_url hides userinfo and a key parameter") {
+    CHECK(redact_url("https://user:secret@api.example/v1?key=abc&x=1") ==
+          "https://[REDACTED]@api.example/v1?key=[REDACTED]&x=1");
+    CHECK(redact_url("https://api.example/v1") == "https://api.example/v1");
+}

@@ -10,6 +10,7 @@
 #include "fault_server.hpp"
 #include "firehose.hpp"
 #include "nous/http/stream.hpp"
+#include "test_helpers.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -119,4 +120,27 @@ TEST_CASE("a consumer that keeps up receives every event") {
     while (auto item = s.next()) events += item->is_event();
     CHECK(events == firehose.events.load());
     CHECK(s.stats().bytes >= 8ull << 20);
+}
+
+// ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE(
+    "window_low_bytes = 0 always ends in backpressure_overflow: it means 'until drained' and "
+    "works") {
+    const std::string backend = GENERATE("window", "pull");
+    Firehose firehose(8ull << 20);
+    Options o = no_retry();
+    o.stream_backend = backend;
+    o.window_high_bytes = 256 * 1024;
+    o.window_low_bytes = 0;
+    Stream s = stream(firehose.server.url(), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE_FALSE(items.empty());
+    CHECK(items.back().is_event());
+    CHECK(static_cast<int>(items.size()) == firehose.events.load());
+    o.window_low_bytes = 512 * 1024;  // above the high mark: refused before anything is sent
+    Stream bad = stream(firehose.server.url(), "{}", {}, o);
+    auto refused = bad.next();
+    REQUIRE(refused);
+    CHECK(refused->error->code == ErrorCode::invalid_argument);
 }

@@ -1,10 +1,19 @@
 #pragma once
 // Small helpers several test files share.
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "nous/http/client.hpp"
 #include "nous/http/stream.hpp"
 
 namespace nous::test {
@@ -28,5 +37,57 @@ inline std::vector<nous::http::StreamItem> drain(nous::http::Stream& s) {
     while (auto item = s.next()) items.push_back(std::move(*item));
     return items;
 }
+
+/// Options with the retry policy off (tests count requests).
+inline nous::http::Options no_retry() {
+    nous::http::Options o;
+    o.max_retries = 0;
+    return o;
+}
+
+/// The value of header `name` in a request head (case-insensitive), or "".
+inline std::string header_of(const std::string& head, const std::string& name) {
+    std::regex re("\r\n" + name + ": ([^\r]*)\r\n", std::regex::icase);
+    std::smatch m;
+    return std::regex_search(head, m, re) ? m[1].str() : std::string();
+}
+
+/// Runs `body` in a forked child and returns its exit status: for tests that
+/// change process-wide limits (RLIMIT_NOFILE, RLIMIT_AS).
+inline int in_child(const std::function<int()>& body) {
+    pid_t pid = ::fork();
+    if (pid == 0) ::_exit(body());
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status)
+                             : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+inline int highest_open_fd() {
+    int highest = 0;
+    if (DIR* dir = ::opendir("/proc/self/fd")) {
+        while (dirent* e = ::readdir(dir)) highest = std::max(highest, std::atoi(e->d_name));
+        ::closedir(dir);
+    }
+    return highest;
+}
+
+/// Unblocks SIGPIPE for the scope (libPocoFoundation blocks it in the main
+/// thread when it loads; an application may unblock it), so that only our
+/// guards stand between a write and the process's death.
+struct SigpipeUnblocked {
+    sigset_t pipe{}, old{};
+    SigpipeUnblocked() {
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_UNBLOCK, &pipe, &old);
+    }
+    ~SigpipeUnblocked() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+    bool pending() const {
+        sigset_t p;
+        sigpending(&p);
+        return sigismember(&p, SIGPIPE) == 1;
+    }
+};
 
 }  // namespace nous::test
