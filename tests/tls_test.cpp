@@ -240,9 +240,11 @@ TEST_CASE(
     detail::ConnectionKey a, b;
     a.origin = detail::parse_url("https://localhost:1/").value();
     b.origin = detail::parse_url("https://example.com:2/").value();
+    // Other test cases in this process may have parsed it already: count from here.
+    const unsigned long before = detail::system_bundle_parses();
     auto first = detail::make_tls_context(a);
     auto second = detail::make_tls_context(b);
-    CHECK(detail::system_bundle_parses() == 0);
+    CHECK(detail::system_bundle_parses() == before);
     CHECK(SSL_CTX_get_cert_store(first->sslContext()) ==
           SSL_CTX_get_cert_store(second->sslContext()));
     CHECK(sk_X509_OBJECT_num(
@@ -254,7 +256,7 @@ TEST_CASE(
     CHECK(SSL_CTX_get_cert_store(own->sslContext()) != SSL_CTX_get_cert_store(first->sslContext()));
     CHECK(sk_X509_OBJECT_num(X509_STORE_get0_objects(SSL_CTX_get_cert_store(own->sslContext()))) ==
           1);
-    CHECK(detail::system_bundle_parses() == 0);
+    CHECK(detail::system_bundle_parses() == before);
     // An issuer in neither (the rogue CA): the bundle is read, once.
     TlsServer rogue(test_pki().rogue_cert, test_pki().rogue_key);
     Options plain;
@@ -264,7 +266,7 @@ TEST_CASE(
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().code == ErrorCode::tls_failed);
     }
-    CHECK(detail::system_bundle_parses() == 1);
+    CHECK(detail::system_bundle_parses() == std::max(before, 1ul));
     for (int i = 0; i < 2; ++i)
         if (had[i]) ::setenv(names[i], saved[i].c_str(), 1);
 }

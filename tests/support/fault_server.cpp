@@ -2,7 +2,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +33,13 @@ int listen_loopback(int backlog, std::uint16_t& port) {
 }
 }  // namespace
 
+long Peer::receive(char* buffer, std::size_t size) {
+    if (fd_ < 0) return -1;
+    if (ssl_ == nullptr) return ::recv(fd_, buffer, size, 0);
+    std::size_t got = 0;
+    return SSL_read_ex(ssl_, buffer, size, &got) == 1 ? static_cast<long>(got) : -1;
+}
+
 bool Peer::read_request(std::string* head_out, std::string* body_out) {
     for (;;) {
         auto end = buffer_.find("\r\n\r\n");
@@ -46,7 +57,7 @@ bool Peer::read_request(std::string* head_out, std::string* body_out) {
             }
             while (buffer_.size() < end + 4 + length) {
                 char chunk[65536];
-                ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+                const long n = receive(chunk, sizeof chunk);
                 if (n <= 0) return false;
                 buffer_.append(chunk, static_cast<std::size_t>(n));
             }
@@ -57,13 +68,18 @@ bool Peer::read_request(std::string* head_out, std::string* body_out) {
             return true;
         }
         char chunk[65536];
-        ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+        const long n = receive(chunk, sizeof chunk);
         if (n <= 0) return false;
         buffer_.append(chunk, static_cast<std::size_t>(n));
     }
 }
 
 bool Peer::send(std::string_view bytes) {
+    if (ssl_ != nullptr) {
+        std::size_t written = 0;
+        return bytes.empty() || (SSL_write_ex(ssl_, bytes.data(), bytes.size(), &written) == 1 &&
+                                 written == bytes.size());
+    }
     while (!bytes.empty()) {
         ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
         if (n <= 0) return false;
@@ -72,7 +88,10 @@ bool Peer::send(std::string_view bytes) {
     return true;
 }
 
-void Peer::close_write() { ::shutdown(fd_, SHUT_WR); }
+void Peer::close_write() {
+    if (ssl_ != nullptr) SSL_shutdown(ssl_);
+    ::shutdown(fd_, SHUT_WR);
+}
 
 void Peer::reset() {
     // Closing with linger 0 sends RST instead of FIN.
@@ -89,12 +108,33 @@ void Peer::stall() {
         int rc = ::poll(&p, 1, 50);
         if (rc > 0) {
             char buf[4096];
-            if (::recv(fd_, buf, sizeof buf, 0) <= 0) return;
+            if (receive(buf, sizeof buf) <= 0) return;
         }
     }
 }
 
 FaultServer::FaultServer(Script script, int backlog) : script_(std::move(script)) {
+    start(backlog);
+}
+
+FaultServer::FaultServer(Script script, ServerTls tls, int backlog)
+    : script_(std::move(script)), tls_(std::move(tls)) {
+    ssl_ctx_ = SSL_CTX_new(TLS_server_method());
+    if (SSL_CTX_use_certificate_chain_file(ssl_ctx_, tls_->cert_file.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ssl_ctx_, tls_->key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+        throw std::runtime_error("fault server: cannot load " + tls_->cert_file);
+    // Sessions resumable (TLS 1.2 ids and tickets, TLS 1.3 tickets), as servers have it.
+    static const unsigned char id[] = "nous-test";
+    SSL_CTX_set_session_id_context(ssl_ctx_, id, sizeof id - 1);
+    SSL_CTX_set_session_cache_mode(ssl_ctx_, SSL_SESS_CACHE_SERVER);
+    SSL_CTX_set_num_tickets(ssl_ctx_, 2);
+    // OpenSSL's own group list, as nginx and most servers have it.
+    SSL_CTX_set1_groups_list(ssl_ctx_, "X25519:P-256:X448:P-521:P-384");
+    if (tls_->tls12_only) SSL_CTX_set_max_proto_version(ssl_ctx_, TLS1_2_VERSION);
+    start(backlog);
+}
+
+void FaultServer::start(int backlog) {
     listen_fd_ = listen_loopback(backlog, port_);
     acceptor_ = std::thread([this] {
         for (;;) {
@@ -112,15 +152,42 @@ FaultServer::FaultServer(Script script, int backlog) : script_(std::move(script)
             }
             auto& socket = connections_.emplace_back();
             socket.fd = fd;
-            socket.thread = std::thread([this, &socket, index] {
-                Peer peer(socket, stopping_);
-                script_(peer, index);
-                if (peer.fd() >= 0) ::shutdown(peer.fd(), SHUT_WR);
-                // Wait for the client to close, so its reads see our FIN, not a reset.
-                if (peer.fd() >= 0) peer.stall();
-            });
+            socket.thread = std::thread([this, &socket, index] { serve(socket, index); });
         }
     });
+}
+
+void FaultServer::serve(PeerSocket& socket, std::uint64_t index) {
+    // OpenSSL writes without MSG_NOSIGNAL: a client gone must not kill the test.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    SSL* ssl = nullptr;
+    if (ssl_ctx_ != nullptr) {
+        // Records leave at once, as POCO's and most TLS servers' sockets send
+        // them: a script's reset must not discard a response Nagle still holds.
+        int one = 1;
+        ::setsockopt(socket.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        ssl = SSL_new(ssl_ctx_);
+        SSL_set_fd(ssl, socket.fd);
+        if (SSL_accept(ssl) != 1) {  // a client that rejected our certificate, or went away
+            SSL_free(ssl);
+            ERR_clear_error();
+            return;
+        }
+        if (tls_->on_handshake) tls_->on_handshake(ssl);
+    }
+    Peer peer(socket, stopping_, ssl);
+    script_(peer, index);
+    if (peer.fd() >= 0) {
+        if (ssl != nullptr) SSL_shutdown(ssl);
+        ::shutdown(peer.fd(), SHUT_WR);
+        // Wait for the client to close, so its reads see our FIN, not a reset.
+        peer.stall();
+    }
+    if (ssl != nullptr) SSL_free(ssl);
+    ERR_clear_error();
 }
 
 void FaultServer::stop() {
@@ -140,7 +207,10 @@ void FaultServer::stop() {
     connections_.clear();
 }
 
-FaultServer::~FaultServer() { stop(); }
+FaultServer::~FaultServer() {
+    stop();
+    if (ssl_ctx_ != nullptr) SSL_CTX_free(ssl_ctx_);
+}
 
 std::string ok_response(std::string_view body, std::string_view extra_headers) {
     return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +

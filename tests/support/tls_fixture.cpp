@@ -1,10 +1,5 @@
 #include "tls_fixture.hpp"
 
-#include <Poco/Net/Context.h>
-#include <Poco/Net/NetException.h>
-#include <Poco/Net/SecureServerSocket.h>
-#include <Poco/Net/SecureStreamSocket.h>
-#include <Poco/Net/SocketAddress.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
@@ -14,12 +9,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "fault_server.hpp"
-#include "transport/sigpipe.hpp"
 
 namespace nous::test {
 
@@ -78,167 +73,105 @@ const TestPki& test_pki() {
     return pki;
 }
 
+namespace {
+
+/// A reset: close with linger 0 (RST instead of FIN).
+void reset_now(Peer& peer) { peer.reset(); }
+
+/// close_notify, then a reset: what a TLS server that closes with linger 0
+/// sends (the response before it is readable; the reset then hits the
+/// client's next write).
+void close_notify_then_reset(Peer& peer) {
+    SSL_shutdown(peer.ssl());
+    peer.reset();
+}
+
+/// What each mode does after the handshake: a FaultServer script over TLS.
+FaultServer::Script script_for(TlsServer::Mode mode, std::atomic<std::uint64_t>& resets) {
+    using Mode = TlsServer::Mode;
+    return [mode, &resets](Peer& peer, std::uint64_t) {
+        if (mode == Mode::reset_after_handshake) return reset_now(peer);
+        // Requests in these tests carry small bodies that arrive with the head.
+        while (peer.read_request()) {
+            switch (mode) {
+                case Mode::drip_record: {
+                    // Raw bytes under the TLS layer: an application-data record
+                    // header, then its payload far too slowly.
+                    const unsigned char header[5] = {0x17, 0x03, 0x03, 0x40, 0x00};
+                    if (::send(peer.fd(), header, sizeof header, MSG_NOSIGNAL) != sizeof header)
+                        return;
+                    for (int i = 0; i < 16384 && !peer.stopping(); ++i) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                        const char byte = 'x';
+                        if (::send(peer.fd(), &byte, 1, MSG_NOSIGNAL) != 1) return;
+                    }
+                    return;
+                }
+                case Mode::silent:
+                    return peer.stall();
+                case Mode::sse_then_reset:
+                    peer.send(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n" +
+                        chunk("data: one\n\n"));
+                    resets.fetch_add(1);
+                    return close_notify_then_reset(peer);
+                case Mode::answer_then_unsolicited: {
+                    // Two records in one TCP segment (corked): the client reads
+                    // the second ahead with the first.
+                    int on = 1, off = 0;
+                    ::setsockopt(peer.fd(), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+                    peer.send(ok_response("tls-ok"));
+                    peer.send(ok_response("unsolicited"));
+                    ::setsockopt(peer.fd(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+                    break;
+                }
+                case Mode::answer_then_reset:
+                    peer.send(ok_response("tls-ok"));
+                    resets.fetch_add(1);
+                    return close_notify_then_reset(peer);
+                default:
+                    if (!peer.send(ok_response("tls-ok"))) return;
+            }
+        }
+    };
+}
+
+}  // namespace
+
 struct TlsServer::Impl {
-    Poco::Net::Context::Ptr context;
-    std::optional<Poco::Net::SecureServerSocket> listener;
-    std::thread acceptor;
-    std::atomic<bool> stopping{false};
     std::mutex mutex;
-    std::list<std::pair<Poco::Net::StreamSocket, std::thread>> connections;
     std::string last_sni;  ///< guarded by mutex
+    std::optional<FaultServer> server;
 };
-
-int TlsServer::on_server_name(SSL_st* ssl, int*, void* self) {
-    auto* server = static_cast<TlsServer*>(self);
-    server->hellos_.fetch_add(1);
-    if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) {
-        std::lock_guard lock(server->impl_->mutex);
-        server->impl_->last_sni = name;
-        server->sni_handshakes_.fetch_add(1);
-    }
-    return SSL_TLSEXT_ERR_OK;
-}
-
-std::string TlsServer::last_sni() const {
-    std::lock_guard lock(impl_->mutex);
-    return impl_->last_sni;
-}
 
 TlsServer::TlsServer(const std::string& cert_file, const std::string& key_file, Mode mode,
                      bool tls12_only)
     : impl_(std::make_unique<Impl>()) {
-    Poco::Net::Context::Params params;
-    params.privateKeyFile = key_file;
-    params.certificateFile = cert_file;
-    params.verificationMode = Poco::Net::Context::VERIFY_NONE;
-    params.loadDefaultCAs = false;
-    impl_->context = new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, params);
-    impl_->context->enableSessionCache(true, "nous-test");
-    // TLS 1.3 tickets let the client resume.
-    SSL_CTX_set_num_tickets(impl_->context->sslContext(), 2);
-    // OpenSSL's own group list, as nginx and most servers have it (POCO's server
-    // context would put X448 first: docs/design/poco-traps.md#tls-groups).
-    SSL_CTX_set1_groups_list(impl_->context->sslContext(), "X25519:P-256:X448:P-521:P-384");
-    if (tls12_only) SSL_CTX_set_max_proto_version(impl_->context->sslContext(), TLS1_2_VERSION);
-    SSL_CTX_set_tlsext_servername_callback(impl_->context->sslContext(),
-                                           &TlsServer::on_server_name);
-    SSL_CTX_set_tlsext_servername_arg(impl_->context->sslContext(), this);
-    impl_->listener.emplace(Poco::Net::SocketAddress("127.0.0.1", 0), 64, impl_->context);
-    port_ = impl_->listener->address().port();
-    impl_->acceptor = std::thread([this, mode] {
-        for (;;) {
-            Poco::Net::StreamSocket socket;
-            try {
-                socket = impl_->listener->acceptConnection();
-            } catch (...) {
-                if (impl_->stopping) return;
-                continue;  // a failed handshake from a rejecting client
-            }
-            if (impl_->stopping) return;
-            accepted_.fetch_add(1);
+    ServerTls tls;
+    tls.cert_file = cert_file;
+    tls.key_file = key_file;
+    tls.tls12_only = tls12_only;
+    tls.on_handshake = [this](SSL* ssl) {
+        hellos_.fetch_add(1);
+        if (SSL_session_reused(ssl)) resumed_.fetch_add(1);
+        if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) {
             std::lock_guard lock(impl_->mutex);
-            impl_->connections.emplace_back(
-                socket, std::thread([this, socket, mode]() mutable {
-                    Poco::Net::SecureStreamSocket secure(socket);
-                    std::string buffer;
-                    try {
-                        secure.completeHandshake();
-                        if (secure.sessionWasReused()) resumed_.fetch_add(1);
-                        if (mode == Mode::reset_after_handshake) {
-                            linger l{1, 0};
-                            ::setsockopt(secure.impl()->sockfd(), SOL_SOCKET, SO_LINGER, &l,
-                                         sizeof l);
-                            ::shutdown(secure.impl()->sockfd(), SHUT_RDWR);
-                            return;
-                        }
-                        for (;;) {
-                            char chunk[16384];
-                            int n = secure.receiveBytes(chunk, sizeof chunk);
-                            if (n <= 0) return;
-                            buffer.append(chunk, static_cast<std::size_t>(n));
-                            auto end = buffer.find("\r\n\r\n");
-                            if (end == std::string::npos) continue;
-                            // Requests in these tests carry small bodies that arrive with the head.
-                            buffer.clear();
-                            const int fd = secure.impl()->sockfd();
-                            if (mode == Mode::drip_record) {
-                                // Raw bytes under the TLS layer: an application-data record
-                                // header, then its payload far too slowly.
-                                const unsigned char header[5] = {0x17, 0x03, 0x03, 0x40, 0x00};
-                                if (::send(fd, header, sizeof header, MSG_NOSIGNAL) !=
-                                    sizeof header)
-                                    return;
-                                for (int i = 0; i < 16384 && !impl_->stopping; ++i) {
-                                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                                    const char byte = 'x';
-                                    if (::send(fd, &byte, 1, MSG_NOSIGNAL) != 1) return;
-                                }
-                                return;
-                            }
-                            if (mode == Mode::silent) {
-                                while (!impl_->stopping)
-                                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                                return;
-                            }
-                            if (mode == Mode::sse_then_reset) {
-                                std::string head =
-                                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                    "Transfer-Encoding: chunked\r\n\r\n" +
-                                    nous::test::chunk("data: one\n\n");
-                                secure.sendBytes(head.data(), static_cast<int>(head.size()));
-                                linger l{1, 0};
-                                ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-                                secure.close();  // linger 0: the close is a reset
-                                resets_.fetch_add(1);
-                                return;
-                            }
-                            std::string response = ok_response("tls-ok");
-                            if (mode == Mode::answer_then_unsolicited) {
-                                int on = 1, off = 0;
-                                ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-                                secure.sendBytes(response.data(),
-                                                 static_cast<int>(response.size()));
-                                std::string extra = ok_response("unsolicited");
-                                secure.sendBytes(extra.data(), static_cast<int>(extra.size()));
-                                ::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-                                continue;
-                            }
-                            secure.sendBytes(response.data(), static_cast<int>(response.size()));
-                            if (mode == Mode::answer_then_reset) {
-                                linger l{1, 0};
-                                ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-                                secure.close();  // linger 0: the close is a reset
-                                resets_.fetch_add(1);
-                                return;
-                            }
-                        }
-                    } catch (...) {
-                    }
-                }));
+            impl_->last_sni = name;
+            sni_handshakes_.fetch_add(1);
         }
-    });
+    };
+    impl_->server.emplace(script_for(mode, resets_), std::move(tls));
+    port_ = impl_->server->port();
 }
 
-TlsServer::~TlsServer() {
-    // Closing the server's TLS sockets writes close_notify through POCO,
-    // without MSG_NOSIGNAL, on this (the test's) thread: a client already gone
-    // makes that a SIGPIPE, left pending for a later test to receive.
-    nous::http::detail::SigpipeGuard guard;
-    impl_->stopping = true;
-    // Wake accept() with a throwaway connection, then close the listener.
-    try {
-        Poco::Net::StreamSocket wake;
-        wake.connect(Poco::Net::SocketAddress("127.0.0.1", port_));
-    } catch (...) {
-    }
-    impl_->acceptor.join();
-    impl_->listener->close();
+TlsServer::~TlsServer() { impl_->server.reset(); }
+
+std::uint64_t TlsServer::connections() const { return impl_->server->connections(); }
+
+std::string TlsServer::last_sni() const {
     std::lock_guard lock(impl_->mutex);
-    for (auto& [socket, thread] : impl_->connections) {
-        ::shutdown(socket.impl()->sockfd(), SHUT_RDWR);
-        thread.join();
-    }
-    impl_->connections.clear();  // the closes, inside the guard
+    return impl_->last_sni;
 }
 
 }  // namespace nous::test

@@ -1,6 +1,6 @@
 #pragma once
 // Test PKI made with the openssl CLI in a temporary folder, and a loopback
-// TLS HTTP server (POCO SecureServerSocket) that answers every request.
+// TLS HTTP server whose modes are scripts of the fault server over TLS.
 
 #include <atomic>
 #include <cstdint>
@@ -9,8 +9,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-typedef struct ssl_st SSL_st;
 
 namespace nous::test {
 
@@ -51,26 +49,25 @@ class TlsServer {
               bool tls12_only = false);
     ~TlsServer();
     std::uint16_t port() const { return port_; }
-    std::uint64_t connections() const { return accepted_.load(); }
+    /// TCP connections accepted (failed handshakes included).
+    std::uint64_t connections() const;
     std::uint64_t handshakes_resumed() const { return resumed_.load(); }
     /// sse_then_reset: connections reset so far.
     std::uint64_t resets() const { return resets_.load(); }
     /// Handshakes whose ClientHello carried a server name (SNI), and the last such name.
     std::uint64_t sni_handshakes() const { return sni_handshakes_.load(); }
     std::string last_sni() const;
-    /// Every handshake that reached the server-name stage (with or without SNI).
+    /// Every handshake that completed (with or without SNI).
     std::uint64_t hello_count() const { return hellos_.load(); }
 
   private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::uint16_t port_ = 0;
-    std::atomic<std::uint64_t> accepted_{0};
     std::atomic<std::uint64_t> resumed_{0};
     std::atomic<std::uint64_t> resets_{0};
     std::atomic<std::uint64_t> sni_handshakes_{0};
     std::atomic<std::uint64_t> hellos_{0};
-    static int on_server_name(SSL_st* ssl, int* alert, void* self);
 };
 
 }  // namespace nous::test
