@@ -1,3 +1,5 @@
+// Which provider a mock route is, and which reply a chat request asks for.
+
 #include "chat_requests.hpp"
 
 #include <rapidjson/document.h>

@@ -1,3 +1,5 @@
+// The mock's replies in each provider's format, generated as they are sent.
+
 #include "provider_formats.hpp"
 
 #include <algorithm>

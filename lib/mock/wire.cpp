@@ -1,3 +1,5 @@
+// The mock server's side of HTTP/1.1 on a raw socket.
+
 #include "wire.hpp"
 
 #include <poll.h>

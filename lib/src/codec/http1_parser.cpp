@@ -1,3 +1,5 @@
+// Response heads (status line, fields, 1xx) and body framing, sans-I/O.
+
 #include "codec/http1_parser.hpp"
 
 #include <charconv>

@@ -1,3 +1,5 @@
+// The request head we send: request line, Host, framing, defaults, headers.
+
 #include "codec/request_head.hpp"
 
 #include "nous/http/client.hpp"

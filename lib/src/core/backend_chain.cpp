@@ -1,3 +1,5 @@
+// Backend name resolution: per call > environment > app config > default.
+
 #include "core/backend_chain.hpp"
 
 #include "core/log.hpp"

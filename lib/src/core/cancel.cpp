@@ -1,3 +1,5 @@
+// Cancel tokens: the flag and the targets a cancel interrupts.
+
 #include "core/cancel.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Deadline arithmetic for poll() and socket timeouts.
+
 #include "core/deadline.hpp"
 
 namespace nous::http::detail {

@@ -1,3 +1,5 @@
+// The environment variables a call reads, in one snapshot.
+
 #include "core/env.hpp"
 
 #include <unistd.h>

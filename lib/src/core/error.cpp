@@ -1,3 +1,5 @@
+// The stable names of the error codes.
+
 #include "nous/http/error.hpp"
 
 namespace nous::http {

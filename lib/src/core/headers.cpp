@@ -1,3 +1,5 @@
+// Header helpers: name comparison, validation, redaction for logs and -v.
+
 #include "core/headers.hpp"
 
 #include "core/strings.hpp"

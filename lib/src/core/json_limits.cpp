@@ -1,3 +1,5 @@
+// The nesting-depth scan run before any parse of server JSON.
+
 #include "core/json_limits.hpp"
 
 namespace nous::http::detail {

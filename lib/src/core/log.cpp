@@ -1,3 +1,5 @@
+// The log: sink, level from NOUS_LOG_LEVEL, warn-once, body truncation.
+
 #include "core/log.hpp"
 
 #include <atomic>

@@ -1,3 +1,5 @@
+// Proxy choice from the environment (https_proxy, http_proxy, no_proxy) and Basic credentials.
+
 #include "core/proxy.hpp"
 
 #include "core/strings.hpp"

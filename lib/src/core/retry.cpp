@@ -1,3 +1,5 @@
+// The retry policy (what is retried, backoff, server hints) and its runner.
+
 #include "core/retry.hpp"
 
 #include <random>

@@ -1,3 +1,5 @@
+// ASCII helpers (case folding, comparison).
+
 #include "core/strings.hpp"
 
 namespace nous::http::detail {

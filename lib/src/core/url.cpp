@@ -1,3 +1,5 @@
+// URL parsing and validation, IP literals, redaction for -v and logs.
+
 #include "core/url.hpp"
 
 #include <charconv>

@@ -1,3 +1,5 @@
+// Idempotency-Keys: UUID v4 from the kernel's randomness.
+
 #include "core/uuid.hpp"
 
 #include <sys/random.h>

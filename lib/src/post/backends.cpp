@@ -1,3 +1,5 @@
+// The post backend registry and resolution, and the prepared call of a backend.
+
 #include "post/backends.hpp"
 
 #include "core/backend_chain.hpp"

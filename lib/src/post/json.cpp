@@ -1,3 +1,5 @@
+// post_json and parse_json: the opt-in RapidJSON helpers, depth-limited.
+
 #include "nous/http/json.hpp"
 
 #include <rapidjson/error/en.h>

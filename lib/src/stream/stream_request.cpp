@@ -1,3 +1,5 @@
+// Opening a streamed response through the call pipeline, and the stream cap.
+
 #include "stream/stream_request.hpp"
 
 #include <atomic>

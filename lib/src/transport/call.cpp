@@ -1,3 +1,5 @@
+// The call pipeline: validate, prepare, and attempts with the one stale resend.
+
 #include "transport/call.hpp"
 
 #include "core/headers.hpp"

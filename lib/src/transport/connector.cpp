@@ -1,3 +1,5 @@
+// Opening a connection: resolve, dial, tunnel, TLS handshake; the per-origin connector.
+
 #include "transport/connector.hpp"
 
 #include <Poco/Net/NetException.h>

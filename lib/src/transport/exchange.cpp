@@ -1,3 +1,5 @@
+// One request/response exchange: send, head, body whole or piece by piece.
+
 #include "transport/exchange.hpp"
 
 #include <cstring>

@@ -1,3 +1,5 @@
+// Process-wide counters of sends, receives and pool events (tests, benchmarks).
+
 #include "transport/io_counters.hpp"
 
 #include <atomic>

@@ -1,3 +1,5 @@
+// Waiting on a socket under a call's deadlines.
+
 #include "transport/io_wait.hpp"
 
 #include <poll.h>

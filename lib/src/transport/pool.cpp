@@ -1,3 +1,5 @@
+// Per-origin connection pools: checkout, checkin, limits, idle expiry.
+
 #include "transport/pool.hpp"
 
 #include <pthread.h>

@@ -1,3 +1,5 @@
+// CONNECT through an HTTP proxy.
+
 #include "transport/proxy_tunnel.hpp"
 
 #include <poll.h>

@@ -1,3 +1,5 @@
+// Name resolution under the connect deadline, with a small cache.
+
 #include "transport/resolver.hpp"
 
 #include <arpa/inet.h>

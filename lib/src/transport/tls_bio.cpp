@@ -1,3 +1,5 @@
+// Our OpenSSL BIO: TLS reads and writes with our deadlines and MSG_NOSIGNAL.
+
 #include "transport/tls_bio.hpp"
 
 #include <openssl/bio.h>

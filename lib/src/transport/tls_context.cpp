@@ -1,3 +1,5 @@
+// The TLS policy of one origin as a POCO Context.
+
 #include "transport/tls_context.hpp"
 
 #include <Poco/Net/SSLException.h>

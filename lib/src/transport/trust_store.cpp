@@ -1,3 +1,5 @@
+// The system trust store as two lazy lookups (directory, then bundle).
+
 #include "transport/trust_store.hpp"
 
 #include <openssl/err.h>
