@@ -40,18 +40,6 @@ Options curl() {
     return o;
 }
 
-std::uint16_t free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 bool accepts(std::uint16_t port) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
@@ -67,7 +55,7 @@ bool accepts(std::uint16_t port) {
 /// --echo-upload answers a POST with its body. It starts no system service.
 struct Nghttpd {
     pid_t pid = -1;
-    std::uint16_t port = free_port();
+    std::uint16_t port = unused_loopback_port();
     Nghttpd() {
         const auto& pki = test_pki();
         pid = ::fork();

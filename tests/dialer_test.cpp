@@ -44,19 +44,6 @@ ResolvedAddress v6(const char* ip, std::uint16_t port) {
     return a;
 }
 
-/// A loopback port with nothing listening: connects are refused.
-std::uint16_t refused_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 /// Installs the resolver seam for one test: "dual.test" resolves to what
 /// `addresses()` says at that moment; every lookup is counted.
 struct FakeNames {
@@ -125,7 +112,7 @@ TEST_CASE(
 TEST_CASE("a refused address starts the next attempt at once") {
     auto good = answering();
     FakeNames names;
-    const std::uint16_t refused = refused_port();
+    const std::uint16_t refused = unused_loopback_port();
     names.addresses = [&] {
         return std::vector{v4("127.0.0.1", refused), v4("127.0.0.1", good.port())};
     };
@@ -138,7 +125,7 @@ TEST_CASE(
     "every address refused is connect_failed naming each, every address silent is "
     "timeout_connect") {
     FakeNames names;
-    const std::uint16_t a = refused_port(), b = refused_port();
+    const std::uint16_t a = unused_loopback_port(), b = unused_loopback_port();
     names.addresses = [&] { return std::vector{v4("127.0.0.1", a), v4("127.0.0.1", b)}; };
     Options o = patient();
     auto refused = post("http://dual.test:80/", "{}", {}, o);

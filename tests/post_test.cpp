@@ -78,47 +78,28 @@ TEST_CASE("the request on the wire: exact bytes for a small POST", "[pooled]") {
         }
     });
     // Every call carries a generated Idempotency-Key, retries on or off (its own tests are below).
-    auto r = post(server.url("/v1/chat/completions?x=1"), R"({"a":1})",
-                  {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}}, no_retry());
+    const Headers caller{{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}};
+    auto r = post(server.url("/v1/chat/completions?x=1"), R"({"a":1})", caller, no_retry());
     REQUIRE(r.ok());
     REQUIRE(got);
-    std::string host = "127.0.0.1:" + std::to_string(server.port());
+    const std::string host = "127.0.0.1:" + std::to_string(server.port());
+    // The exact head; `library_lines` are the headers the library adds.
+    auto expected = [&](const std::string& library_lines) {
+        return "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: " + host +
+               "\r\nContent-Length: 7\r\nContent-Type: application/json\r\n"
+               "User-Agent: nous-http/0.1\r\n" +
+               library_lines + "Authorization: Bearer sk-test\r\nX-Custom: yes\r\n\r\n";
+    };
     const auto key_at = head.find("Idempotency-Key: ");
     REQUIRE(key_at != std::string::npos);
-    const std::string key = head.substr(key_at + 17, 36);
-    CHECK(head ==
-          "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
-          "Host: " +
-              host +
-              "\r\n"
-              "Content-Length: 7\r\n"
-              "Content-Type: application/json\r\n"
-              "User-Agent: nous-http/0.1\r\n"
-              "Idempotency-Key: " +
-              key +
-              "\r\n"
-              "Authorization: Bearer sk-test\r\n"
-              "X-Custom: yes\r\n"
-              "\r\n");
+    CHECK(head == expected("Idempotency-Key: " + head.substr(key_at + 17, 36) + "\r\n"));
     // And the exact bytes without it, when the option turns it off.
     Options without_key = no_retry();
     without_key.idempotency_key = false;
     got = false;
-    REQUIRE(post(server.url("/v1/chat/completions?x=1"), R"({"a":1})",
-                 {{"Authorization", "Bearer sk-test"}, {"X-Custom", "yes"}}, without_key)
-                .ok());
+    REQUIRE(post(server.url("/v1/chat/completions?x=1"), R"({"a":1})", caller, without_key).ok());
     REQUIRE(got);
-    CHECK(head ==
-          "POST /v1/chat/completions?x=1 HTTP/1.1\r\n"
-          "Host: " +
-              host +
-              "\r\n"
-              "Content-Length: 7\r\n"
-              "Content-Type: application/json\r\n"
-              "User-Agent: nous-http/0.1\r\n"
-              "Authorization: Bearer sk-test\r\n"
-              "X-Custom: yes\r\n"
-              "\r\n");
+    CHECK(head == expected(""));
     CHECK(body == R"({"a":1})");
 }
 

@@ -223,6 +223,12 @@ std::string chunk(std::string_view data) {
     return std::string(size) + "\r\n" + std::string(data) + "\r\n";
 }
 
+std::uint16_t unused_loopback_port() {
+    std::uint16_t port = 0;
+    ::close(listen_loopback(1, port));
+    return port;
+}
+
 BlackholeListener::BlackholeListener() {
     listen_fd_ = listen_loopback(0, port_);
     // Fill the accept queue; with backlog 0 later SYNs are dropped.

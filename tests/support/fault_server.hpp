@@ -112,6 +112,10 @@ std::string chunk(std::string_view data);
 inline const std::string kSseHead =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
 
+/// A loopback port nothing listens on (bound, then closed): a connect to it
+/// is refused, and a server started next may take it.
+std::uint16_t unused_loopback_port();
+
 /// A listening socket with backlog 0 whose queue is filled, so that further
 /// connects time out (docs/design/poco-traps.md#loopback-tricks).
 class BlackholeListener {
