@@ -205,3 +205,117 @@ TEST_CASE(
     CHECK(detail::parse_retry_hint({{"retry-after", "Sun, 06 Nov 1994 08:49:37 GMT"}}, "") ==
           Milliseconds(0));
 }
+
+// ---- quota versus rate, and the server's own word --------------------------
+
+namespace {
+// The providers' documented error bodies for an exhausted quota.
+const char* const kOpenAiQuota =
+    R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.",)"
+    R"("type":"insufficient_quota","param":null,"code":"insufficient_quota"}})";
+const char* const kGeminiPerDay =
+    R"({"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED",)"
+    R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{)"
+    R"("quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests",)"
+    R"("quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"model":"gemini-2.0-flash"},)"
+    R"("quotaValue":"200"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"42s"}]}})";
+const char* const kGeminiPerMinute =
+    R"({"error":{"code":429,"message":"Resource has been exhausted.","status":"RESOURCE_EXHAUSTED",)"
+    R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{)"
+    R"("quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},)"
+    R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"3s"}]}})";
+const char* const kAnthropicBilling =
+    R"({"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low."}})";
+const char* const kOpenAiRate =
+    R"({"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}})";
+}  // namespace
+
+TEST_CASE("an exhausted quota is told apart from a rate limit in the documented bodies") {
+    CHECK(detail::says_quota_exhausted(kOpenAiQuota));
+    CHECK(detail::says_quota_exhausted(kGeminiPerDay));
+    CHECK(detail::says_quota_exhausted(kAnthropicBilling));
+    CHECK(detail::says_quota_exhausted(std::string("[") + kGeminiPerDay +
+                                       "]"));  // Gemini's array wrapping
+    CHECK_FALSE(detail::says_quota_exhausted(kGeminiPerMinute));
+    CHECK_FALSE(detail::says_quota_exhausted(kOpenAiRate));
+    CHECK_FALSE(detail::says_quota_exhausted("not json"));
+    CHECK_FALSE(detail::says_quota_exhausted(std::string(200 * 1024, '[')));
+}
+
+TEST_CASE("a 429 for an exhausted quota is never retried, a rate limit is, after its hint") {
+    for (const char* body : {kOpenAiQuota, kGeminiPerDay, kAnthropicBilling}) {
+        INFO(body);
+        ScriptedServer s({status(429, {{"x-request-id", "req_quota"}}, body)});
+        FakeTime time;
+        testing::Hooks hooks = time.hooks();
+        Options o;
+        o.test_hooks = &hooks;
+        o.max_retries = 5;
+        auto r = post(s.server.base_url() + "/v1/chat/completions", "{}", {}, o);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == ErrorCode::http_status);
+        CHECK(r.error().quota_exhausted);
+        CHECK(r.error().request_id == "req_quota");
+        CHECK(s.seen == 1);
+        CHECK(time.sleeps.empty());
+    }
+    ScriptedServer rate({status(429, {{"retry-after", "3"}}, kGeminiPerMinute)});
+    FakeTime time;
+    testing::Hooks hooks = time.hooks();
+    Options o;
+    o.test_hooks = &hooks;
+    auto r = post(rate.server.base_url() + "/v1/chat/completions", "{}", {}, o);
+    REQUIRE(r.ok());
+    CHECK(rate.seen == 2);
+    CHECK(time.sleeps == std::vector<Milliseconds>{3000ms});
+}
+
+TEST_CASE("x-should-retry from the server wins over the status rules, both ways") {
+    {
+        ScriptedServer s({status(503, {{"x-should-retry", "false"}})});
+        FakeTime time;
+        testing::Hooks hooks = time.hooks();
+        Options o;
+        o.test_hooks = &hooks;
+        auto r = post(s.server.base_url() + "/x", "{}", {}, o);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 503);
+        CHECK(s.seen == 1);
+    }
+    {
+        ScriptedServer s({status(400, {{"x-should-retry", "true"}})});
+        FakeTime time;
+        testing::Hooks hooks = time.hooks();
+        Options o;
+        o.test_hooks = &hooks;
+        auto r = post(s.server.base_url() + "/x", "{}", {}, o);
+        REQUIRE(r.ok());
+        CHECK(s.seen == 2);
+    }
+}
+
+TEST_CASE(
+    "the request id of a response and of an error: x-request-id, Anthropic request-id, OpenRouter "
+    "x-generation-id") {
+    CHECK(request_id_of({{"x-request-id", "req_1"}}) == "req_1");
+    CHECK(request_id_of({{"request-id", "req_01A"}}) == "req_01A");
+    CHECK(request_id_of({{"x-generation-id", "gen-9"}}) == "gen-9");
+    CHECK(request_id_of({{"request-id", "b"}, {"X-Request-Id", "a"}}) == "a");
+    CHECK(request_id_of({}).empty());
+    ScriptedServer s({status(500, {{"request-id", "req_err"}})});
+    Options o;
+    o.max_retries = 0;
+    auto failed = post(s.server.base_url() + "/x", "{}", {}, o);
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.error().request_id == "req_err");
+    MockServer plain;
+    plain.set_handler([](const MockRequest&, MockResponse& r) {
+        r.headers.emplace_back("x-request-id", "req_ok");
+        r.body = "{}";
+        return true;
+    });
+    plain.start();
+    auto ok = post(plain.base_url() + "/x", "{}", {}, o);
+    REQUIRE(ok.ok());
+    CHECK(ok->request_id == "req_ok");
+}

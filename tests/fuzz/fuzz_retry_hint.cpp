@@ -1,5 +1,6 @@
 // libFuzzer: Retry-After (seconds or an HTTP-date), retry-after-ms and Google
-// RetryInfo in a JSON body: any bytes, never a crash, never a negative delay.
+// RetryInfo in a JSON body, and whether the body says the quota is exhausted:
+// any bytes, never a crash, never a negative delay.
 
 #include <string>
 
@@ -23,5 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (hint) nous::fuzz::require(hint->count() >= 0);
     }
     (void)nous::http::detail::parse_http_date(first);
+    // The quota-exhaustion reading of the same error body: any bytes, no crash.
+    (void)nous::http::detail::says_quota_exhausted(body);
     return 0;
 }

@@ -170,11 +170,59 @@ std::optional<Milliseconds> parse_retry_hint(const Headers& headers, std::string
     return parse_google_retry_info(body);
 }
 
+bool says_quota_exhausted(std::string_view body) {
+    if (body.empty() || body.size() > (1u << 20)) return false;
+    rapidjson::Document doc;
+    if (!parse_json_limited(doc, body)) return false;
+    auto text = [](const rapidjson::Value& v, const char* key) -> std::string_view {
+        if (!v.IsObject()) return {};
+        auto m = v.FindMember(key);
+        return m != v.MemberEnd() && m->value.IsString()
+                   ? std::string_view(m->value.GetString(), m->value.GetStringLength())
+                   : std::string_view();
+    };
+    auto check = [&](const rapidjson::Value& error) {
+        if (!error.IsObject()) return false;
+        // OpenAI (and compatible servers): the type or code names it.
+        if (text(error, "code") == "insufficient_quota" ||
+            text(error, "type") == "insufficient_quota")
+            return true;
+        // Anthropic: the account's credit or billing, not the rate.
+        if (text(error, "type") == "billing_error") return true;
+        // Gemini: RESOURCE_EXHAUSTED is also the per-minute limit; only a
+        // QuotaFailure that names a per-day quota is exhaustion.
+        if (text(error, "status") != "RESOURCE_EXHAUSTED") return false;
+        auto details = error.FindMember("details");
+        if (details == error.MemberEnd() || !details->value.IsArray()) return false;
+        for (const auto& d : details->value.GetArray()) {
+            if (text(d, "@type").find("QuotaFailure") == std::string_view::npos) continue;
+            auto violations = d.FindMember("violations");
+            if (violations == d.MemberEnd() || !violations->value.IsArray()) continue;
+            for (const auto& v : violations->value.GetArray())
+                if (text(v, "quotaId").find("PerDay") != std::string_view::npos ||
+                    text(v, "quotaMetric").find("per_day") != std::string_view::npos)
+                    return true;
+        }
+        return false;
+    };
+    if (doc.IsObject()) {
+        if (auto e = doc.FindMember("error"); e != doc.MemberEnd()) return check(e->value);
+    } else if (doc.IsArray()) {  // Gemini sometimes wraps errors in an array
+        for (const auto& item : doc.GetArray())
+            if (item.IsObject())
+                if (auto e = item.FindMember("error"); e != item.MemberEnd() && check(e->value))
+                    return true;
+    }
+    return false;
+}
+
 Error http_status_error(ResponseHead& head, std::string body) {
     Error e(ErrorCode::http_status,
             "HTTP " + std::to_string(head.status) + (head.reason.empty() ? "" : " " + head.reason));
     e.status = head.status;
     e.retry_after = parse_retry_hint(head.headers, body);
+    e.request_id = request_id_of(head.headers);
+    e.quota_exhausted = head.status >= 400 && says_quota_exhausted(body);
     e.headers = std::move(head.headers);
     e.body = std::move(body);
     return e;

@@ -19,7 +19,12 @@ std::optional<Milliseconds> parse_retry_hint(const Headers& headers, std::string
 /// (IMF-fixdate, obsolete RFC 850, asctime), independent of the C locale.
 std::optional<long long> parse_http_date(std::string_view text);
 
-/// The http_status error for a non-2xx head and its body (retry hint parsed).
+/// Whether an error body says the account's quota is exhausted (see
+/// Error::quota_exhausted). A body that is not JSON says nothing.
+bool says_quota_exhausted(std::string_view body);
+
+/// The http_status error for a non-2xx head and its body: retry hint, request
+/// id and quota exhaustion read from them.
 Error http_status_error(ResponseHead& head, std::string body);
 
 }  // namespace nous::http::detail

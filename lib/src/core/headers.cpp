@@ -17,6 +17,15 @@ std::optional<std::string_view> Response::header(std::string_view name) const {
     return std::nullopt;
 }
 
+std::string request_id_of(const Headers& headers) {
+    // In the order providers use them: most send x-request-id; Anthropic
+    // request-id; OpenRouter x-generation-id.
+    for (const char* name : {"x-request-id", "request-id", "x-generation-id"})
+        for (const auto& [k, v] : headers)
+            if (header_name_equals(k, name)) return v;
+    return {};
+}
+
 void add_bearer_auth(Headers& headers, std::string_view api_key) {
     if (!api_key.empty()) headers.emplace_back("authorization", "Bearer " + std::string(api_key));
 }

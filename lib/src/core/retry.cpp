@@ -7,11 +7,22 @@
 
 #include "core/cancel.hpp"
 #include "core/log.hpp"
+#include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
 
 namespace nous::http::detail {
 
 bool is_retryable(const Error& error) noexcept {
+    // No wait fixes an exhausted quota.
+    if (error.quota_exhausted) return false;
+    // The server's own word wins over our status rules, as the providers' SDKs
+    // honour it (`x-should-retry: true|false`).
+    if (error.code == ErrorCode::http_status)
+        for (const auto& [name, value] : error.headers)
+            if (header_name_equals(name, "x-should-retry")) {
+                if (value == "true") return true;
+                if (value == "false") return false;
+            }
     switch (error.code) {
         case ErrorCode::connect_failed:
         case ErrorCode::timeout_connect:

@@ -50,6 +50,10 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
     if (log_enabled(LogLevel::warning)) {
         std::string line = std::string(to_string(error->code)) + " POST " + url_for_log(url) +
                            ": " + error->message;
+        // The request id is for the provider's support: not a secret, and the
+        // one header value a log line carries.
+        if (!error->request_id.empty()) line += " (request id " + error->request_id + ")";
+        if (error->quota_exhausted) line += " (quota exhausted: not retried)";
         if (error->code == ErrorCode::http_status)
             line += " body: " + truncate_for_log(error->body);
         log(LogLevel::warning, line);

@@ -338,6 +338,7 @@ class CurlBackend final : public PreparedBackend {
             std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
         if (r.status / 100 == 2) {
             r.headers = std::move(t.headers);
+            r.request_id = request_id_of(r.headers);
             r.body = std::move(t.body);
             return r;
         }

@@ -37,6 +37,7 @@ class PooledBackend final : public PreparedBackend {
         response.status = head.status;
         response.http_version = head.http_version();
         response.headers = std::move(head.headers);
+        response.request_id = request_id_of(response.headers);
         if (!success) {
             ResponseHead error_head;
             error_head.status = response.status;

@@ -33,10 +33,17 @@ struct Response {
     Timings timings;
     /// True when a pooled keep-alive connection served the request.
     bool connection_reused = false;
+    /// The server's id of this request, for the provider's support: the first
+    /// of `x-request-id` (OpenAI and most), `request-id` (Anthropic),
+    /// `x-generation-id` (OpenRouter); empty when it sent none.
+    std::string request_id;
 
     /// First value of a header (name compared case-insensitively).
     std::optional<std::string_view> header(std::string_view name) const;
 };
+
+/// The request id among response headers (see Response::request_id); "" when none.
+std::string request_id_of(const Headers& headers);
 
 /// POST `body` to `url`. Never throws; every failure is an Error value.
 Result<Response> post(std::string_view url, std::string_view body, const Headers& headers = {},

@@ -91,6 +91,14 @@ struct Error {
     std::optional<std::chrono::milliseconds> retry_after;
     /// In-flight bytes at the time of a backpressure overflow.
     std::size_t inflight_bytes = 0;
+    /// http_status: the server's request id (Response::request_id), for its support.
+    std::string request_id;
+    /// http_status: the body says the account's quota is exhausted, which no
+    /// retry fixes (OpenAI `insufficient_quota`; Gemini `RESOURCE_EXHAUSTED`
+    /// whose QuotaFailure names a per-day quota; Anthropic `billing_error`).
+    /// Never retried, whatever the status or `x-should-retry` say. A 429 without
+    /// it is a rate limit: retried after its hint.
+    bool quota_exhausted = false;
 
     /// Every Error is a real one: there is no "no error yet" value (an
     /// absent error is an empty std::optional<Error>).
