@@ -617,3 +617,68 @@ TEST_CASE(
     CHECK(broken.out == "Part\n");
     CHECK(broken.err.find("Overloaded") != std::string::npos);
 }
+
+TEST_CASE(
+    "nouscli chat: a stream cut before the provider's terminal signal prints the text so far and "
+    "exits 3") {
+    ChatEnv env;
+    MockServer server;
+    server.set_handler([](const MockRequest& req, MockResponse& res) {
+        res.headers.emplace_back("Content-Type", "text/event-stream");
+        res.headers.emplace_back("x-request-id", "req_cut");
+        if (req.target == "/v1/chat/completions")  // no finish_reason anywhere, no [DONE]
+            res.body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half\"}}]}\n\n";
+        else if (req.target == "/v1/messages")  // no message_stop
+            res.body =
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                "\"delta\":{\"type\":\"text_delta\",\"text\":\"Half\"}}\n\n";
+        else  // Gemini without a finishReason
+            res.body =
+                "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Half\"}]}}]}\n\n";
+        return true;
+    });
+    server.start();
+    for (const char* provider : {"openai", "anthropic", "gemini"}) {
+        INFO(provider);
+        const std::string base =
+            server.base_url() + (std::string(provider) == "gemini" ? "/v1beta" : "/v1");
+        auto r =
+            nouscli({"chat", "Hi", "--provider", provider, "--model", "m", "--base-url", base});
+        CHECK(r.code == 3);
+        CHECK(r.out == "Half\n");
+        CHECK(r.err.find("truncated") != std::string::npos);
+    }
+}
+
+TEST_CASE(
+    "nouscli chat: an exhausted quota exits 5 at once whatever --retry says, and --json names the "
+    "request id") {
+    ChatEnv env;
+    MockServer server;
+    std::atomic<int> quota_calls{0};
+    server.set_handler([&](const MockRequest& req, MockResponse& res) {
+        if (req.target == "/quota/chat/completions") {
+            ++quota_calls;
+            res.status = 429;
+            res.headers.emplace_back("x-request-id", "req_quota");
+            res.body =
+                R"({"error":{"message":"You exceeded your current quota.","type":"insufficient_quota",)"
+                R"("code":"insufficient_quota"}})";
+            return true;
+        }
+        return false;  // the mock's own chat route
+    });
+    server.start();
+    auto quota = nouscli(
+        {"chat", "Hi", "--model", "m", "--retry", "3", "--base-url", server.base_url() + "/quota"});
+    CHECK(quota.code == 5);
+    CHECK(quota.err.find("quota") != std::string::npos);
+    CHECK(quota_calls == 1);
+    auto ok =
+        nouscli({"chat", "Hi", "--model", "m", "--json", "--base-url", server.base_url() + "/v1"});
+    CHECK(ok.code == 0);
+    auto message = parse_json(ok.out);
+    REQUIRE(message.ok());
+    REQUIRE((*message.value()).HasMember("request_id"));
+    CHECK(std::string((*message.value())["request_id"].GetString()).rfind("req_mock_", 0) == 0);
+}

@@ -80,13 +80,19 @@ int cmd_chat(int argc, char** argv) {
     if (!result) {
         const Error& e = result.error();
         if (printed_any) write_out(stdout, "\n");
+        if (connection.verbose() && !e.request_id.empty())
+            std::cerr << "* request id " << e.request_id << "\n";
         if (e.code == ErrorCode::http_status) {
-            std::cerr << "nouscli: " << e.message << "\n";
+            // An exhausted quota is never retried (whatever --retry says): say so.
+            std::cerr << "nouscli: " << e.message
+                      << (e.quota_exhausted ? " (quota exhausted: not retried)" : "") << "\n";
             return exit_code_for(e);
         }
         return report_error(e);
     }
     const nous::llm::ChatResult& message = result.value();
+    if (connection.verbose() && !message.request_id.empty())
+        std::cerr << "* request id " << message.request_id << "\n";
     if (json)
         write_out(stdout, nous::llm::to_json(message) + "\n");
     else

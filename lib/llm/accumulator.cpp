@@ -28,6 +28,7 @@ void Accumulator::add(const Delta& delta) {
         any_usage_ = true;
     }
     if (delta.finish_reason) partial_.finish_reason = delta.finish_reason;
+    if (delta.end_of_message) partial_.complete = true;
     if (delta.error && !partial_.stream_error) partial_.stream_error = delta.error;
 }
 
@@ -84,6 +85,11 @@ std::string to_json(const ChatResult& result) {
     } else {
         w.Null();
     }
+    w.Key("request_id");
+    if (result.request_id.empty())
+        w.Null();
+    else
+        str(result.request_id);
     w.EndObject();
     return std::string(buffer.GetString(), buffer.GetSize());
 }

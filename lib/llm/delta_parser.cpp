@@ -110,6 +110,7 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
             }
             if (auto reason = string_member(choice, "finish_reason")) {
                 d.finish_reason = *reason;
+                d.end_of_message = true;
                 any = true;
             }
         }
@@ -167,11 +168,13 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     } else if (type == "error") {
         const Value* error = member(doc, "error");
         d.error = error ? error_text(*error) : std::string("error");
+    } else if (type == "message_stop") {
+        d.end_of_message = true;
     } else {
-        return;  // message_stop, content_block_stop, ping, unknown: nothing to add
+        return;  // content_block_stop, ping, unknown: nothing to add
     }
     if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens ||
-        d.output_tokens || d.error)
+        d.output_tokens || d.error || d.end_of_message)
         out.push_back(std::move(d));
 }
 
@@ -203,7 +206,10 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
                             d.tool_calls.push_back(std::move(t));
                         }
                     }
-            if (auto reason = string_member(candidate, "finishReason")) d.finish_reason = *reason;
+            if (auto reason = string_member(candidate, "finishReason")) {
+                d.finish_reason = *reason;
+                d.end_of_message = true;
+            }
         }
     }
     if (const Value* usage = member(doc, "usageMetadata")) {
@@ -347,6 +353,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
         Error e(nous::http::ErrorCode::protocol, *result.stream_error);
         return e;
     }
+    result.complete = true;  // a whole body is the whole message
     return result;
 }
 

@@ -12,6 +12,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         auto response = nous::http::post(call->url, call->body, call->headers, options);
         if (!response) return provider_error(request.provider, response.error());
         auto result = parse_chat_response(request.provider, response->body);
+        if (result) result->request_id = response->request_id;
         if (result && on_delta) {
             Delta whole;
             whole.text = result->text;
@@ -23,6 +24,11 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     DeltaParser parser(request.provider);
     Accumulator accumulator;
     std::vector<Delta> deltas;
+    auto finished = [&] {
+        ChatResult result = accumulator.result();
+        result.request_id = nous::http::request_id_of(stream.response_headers());
+        return result;
+    };
     while (auto item = stream.next()) {
         if (item->is_done()) break;
         if (item->is_error()) return provider_error(request.provider, std::move(*item->error));
@@ -33,10 +39,26 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
             const bool go_on = !on_delta || on_delta(d);
             // The provider ended the stream with an error, or the caller stopped it
             // (dropping the stream cancels it).
-            if (d.error || !go_on) return accumulator.result();
+            if (d.error || !go_on) return finished();
         }
     }
-    return accumulator.result();
+    ChatResult result = finished();
+    // A body that ended cleanly before the provider's terminal signal is not
+    // a success: the message is cut short. The partial message goes with the
+    // error, as JSON in its body.
+    if (!result.complete) {
+        nous::http::Error cut(
+            nous::http::ErrorCode::truncated,
+            "stream ended before the provider finished (no " +
+                std::string(request.provider == Provider::anthropic ? "message_stop"
+                            : request.provider == Provider::gemini  ? "finishReason"
+                                                                    : "finish_reason") +
+                ")");
+        cut.request_id = result.request_id;
+        cut.body = to_json(result);
+        return cut;
+    }
+    return result;
 }
 
 }  // namespace nous::llm

@@ -146,10 +146,10 @@ struct MockServer::Impl {
     /// A streamed reply: the SSE events in one chunked body, paced like generation
     /// (first-token latency, then tokens_per_second between events), each
     /// event made as it is sent.
-    bool stream_events(int fd, mock::EventStream events) {
+    bool stream_events(int fd, mock::EventStream events, const std::string& id_header) {
         std::string head =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-            "Transfer-Encoding: chunked\r\n\r\n";
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n" +
+            id_header + "Transfer-Encoding: chunked\r\n\r\n";
         if (!mock::send_all(fd, head)) return false;
         if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency))
             return false;
@@ -170,11 +170,11 @@ struct MockServer::Impl {
 
     /// A non-streamed reply of any length: Content-Length from the generator,
     /// the body sent in pieces as it is made (one write when it is small).
-    bool write_whole(int fd, const mock::WholeBody& body) {
+    bool write_whole(int fd, const mock::WholeBody& body, const std::string& id_header) {
         constexpr std::size_t piece = 64 * 1024;
         const std::uint64_t size = body.size();
-        std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                          std::to_string(size) + "\r\n\r\n";
+        std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + id_header +
+                          "Content-Length: " + std::to_string(size) + "\r\n\r\n";
         if (options.nagle) {
             // Two writes with Nagle on: the body waits for the client's ACK of the head.
             if (!mock::send_all(fd, out)) return false;
@@ -234,13 +234,19 @@ struct MockServer::Impl {
         MockResponse error;
         if (!mock::read_chat(route, request, options, stream, reply, error))
             return write_response(fd, error);
-        if (stream) return stream_events(fd, mock::EventStream(route.format, std::move(reply)));
+        // A request id as each provider names it (Anthropic: request-id).
+        const std::string id = "req_mock_" + std::to_string(served.load());
+        const std::string id_header =
+            (route.format == mock::Format::anthropic ? "request-id: " : "x-request-id: ") + id +
+            "\r\n";
+        if (stream)
+            return stream_events(fd, mock::EventStream(route.format, std::move(reply)), id_header);
         auto generation = options.first_token_latency;
         if (options.tokens_per_second > 0)
             generation += std::chrono::milliseconds(
                 static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
         if (generation.count() > 0 && !sleep_for(generation)) return false;
-        return write_whole(fd, mock::whole_body(route.format, reply));
+        return write_whole(fd, mock::whole_body(route.format, reply), id_header);
     }
 
     void serve(int fd) {

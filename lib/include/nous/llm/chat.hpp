@@ -104,6 +104,10 @@ struct Delta {
     std::optional<std::string>
         finish_reason;  ///< the provider's own value: stop, tool_calls, end_turn, STOP...
     std::optional<std::string> error;  ///< an error inside the stream, in the provider's words
+    /// The provider's terminal signal: an OpenAI `finish_reason`, Anthropic
+    /// `message_stop`, a Gemini `finishReason`. A stream that ends cleanly
+    /// without one was cut short.
+    bool end_of_message = false;
 };
 
 /// Turns one provider's stream events into deltas. Keeps the little state a
@@ -142,6 +146,10 @@ struct ChatResult {
     std::optional<std::string> finish_reason;
     std::optional<Usage> usage;               ///< nullopt when the provider sent none
     std::optional<std::string> stream_error;  ///< an error the provider sent inside the stream
+    /// The provider's terminal signal arrived (always, for a whole response).
+    bool complete = false;
+    /// The provider's id of the request (nous::http::Response::request_id), "" when none.
+    std::string request_id;
 };
 
 /// Deltas in, the final message out: text concatenated, tool-call fragments
