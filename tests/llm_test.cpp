@@ -227,22 +227,22 @@ TEST_CASE("non-streamed responses give the same message") {
     REQUIRE(openai.ok());
     CHECK(
         to_json(openai.value()) ==
-        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4},"request_id":null})");
+        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4},"request_id":null,"rate_limit":null})");
     auto anthropic =
         parse_chat_response(Provider::anthropic, R"({"id":"msg","type":"message","role":"assistant",
         "content":[{"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],
-        "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20},"request_id":null})");
+        "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20},"request_id":null,"rate_limit":null})");
     REQUIRE(anthropic.ok());
     CHECK(
         to_json(anthropic.value()) ==
-        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20},"request_id":null})");
+        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20},"request_id":null,"rate_limit":null})");
     auto gemini = parse_chat_response(Provider::gemini,
                                       R"({"candidates":[{"content":{"parts":[{"text":"Yes"}],
         "role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2}})");
     REQUIRE(gemini.ok());
     CHECK(
         to_json(gemini.value()) ==
-        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2},"request_id":null})");
+        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2},"request_id":null,"rate_limit":null})");
     auto not_json = parse_chat_response(Provider::openai, "<html>");
     REQUIRE_FALSE(not_json.ok());
     CHECK(not_json.error().code == ErrorCode::protocol);
@@ -433,4 +433,88 @@ TEST_CASE("regression: run_chat with stream = true ignored Options::cancel") {
     canceller.join();
     REQUIRE_FALSE(result.ok());
     CHECK(result.error().code == ErrorCode::cancelled);
+}
+
+TEST_CASE("rate-limit headers: OpenAI's documented example, Anthropic's, retry-after, and none") {
+    using namespace std::chrono;
+    const auto now = system_clock::from_time_t(1'700'000'000);
+    // OpenAI's rate-limits guide, "Rate limits in headers".
+    auto openai = parse_rate_limit({{"x-ratelimit-limit-requests", "60"},
+                                    {"x-ratelimit-limit-tokens", "150000"},
+                                    {"x-ratelimit-remaining-requests", "59"},
+                                    {"x-ratelimit-remaining-tokens", "149984"},
+                                    {"x-ratelimit-reset-requests", "1s"},
+                                    {"x-ratelimit-reset-tokens", "6m0s"}},
+                                   now);
+    REQUIRE(openai);
+    CHECK(openai->requests_limit == 60);
+    CHECK(openai->requests_remaining == 59);
+    CHECK(openai->tokens_limit == 150000);
+    CHECK(openai->tokens_remaining == 149984);
+    CHECK(openai->requests_reset == now + 1s);
+    CHECK(openai->tokens_reset == now + 6min);
+    // Anthropic's rate-limits page: RFC 3339 resets; input tokens stand in for tokens.
+    auto anthropic =
+        parse_rate_limit({{"anthropic-ratelimit-requests-limit", "50"},
+                          {"anthropic-ratelimit-requests-remaining", "0"},
+                          {"anthropic-ratelimit-requests-reset", "2023-11-14T22:13:50Z"},
+                          {"anthropic-ratelimit-input-tokens-remaining", "9000"},
+                          {"anthropic-ratelimit-input-tokens-reset", "2023-11-14T22:14:20.5+00:00"},
+                          {"retry-after", "30"}},
+                         now);
+    REQUIRE(anthropic);
+    CHECK(anthropic->requests_remaining == 0);
+    CHECK(anthropic->requests_reset == now + 30s);
+    CHECK(anthropic->tokens_remaining == 9000);
+    CHECK(anthropic->tokens_reset == now + 60500ms);
+    CHECK(anthropic->retry_after == 30000ms);
+    CHECK_FALSE(parse_rate_limit({{"content-type", "application/json"}}, now));
+    CHECK_FALSE(parse_rate_limit({{"x-ratelimit-remaining-requests", "-3"}}, now));
+    // Found by fuzz_rate_limit: a retry-after this large overflowed the milliseconds.
+    CHECK_FALSE(parse_rate_limit({{"retry-after", "33333333333333332"}}, now));
+}
+
+TEST_CASE("Go-style durations and RFC 3339 times as the providers write their resets") {
+    using namespace std::chrono;
+    CHECK(parse_go_duration("1s") == 1000ms);
+    CHECK(parse_go_duration("6m0s") == 360000ms);
+    CHECK(parse_go_duration("12ms") == 12ms);
+    CHECK(parse_go_duration("1h2m3.5s") == 3723500ms);
+    CHECK(parse_go_duration("0") == 0ms);
+    CHECK(parse_go_duration("250us") == 0ms);
+    for (const char* bad : {"", "s", "1", "1x", "-1s", "1.2.3s", "9999999999h"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_go_duration(bad));
+    }
+    const auto epoch = system_clock::from_time_t(0);
+    CHECK(parse_rfc3339("1970-01-01T00:00:01Z") == epoch + 1s);
+    CHECK(parse_rfc3339("1970-01-01T01:00:00+01:00") == epoch);
+    CHECK(parse_rfc3339("1970-01-01T00:00:00.25Z") == epoch + 250ms);
+    for (const char* bad : {"", "1970-01-01", "1970-01-01T00:00:00", "1970-13-01T00:00:00Z",
+                            "x970-01-01T00:00:00Z"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_rfc3339(bad));
+    }
+}
+
+TEST_CASE("run_chat carries the mock's request id and rate limit, and --json writes them") {
+    MockServer server;
+    server.start();
+    for (auto provider : {Provider::openai, Provider::anthropic}) {
+        ChatRequest request;
+        request.provider = provider;
+        request.base_url = server.base_url() + "/v1";
+        request.model = "m";
+        request.messages = {{"user", "hi"}};
+        auto result = run_chat(request);
+        REQUIRE(result.ok());
+        CHECK(result->request_id.rfind("req_mock_", 0) == 0);
+        REQUIRE(result->rate_limit);
+        CHECK(result->rate_limit->requests_remaining);
+        CHECK(result->rate_limit->tokens_remaining);
+        auto json = nous::http::parse_json(to_json(result.value()));
+        REQUIRE(json.ok());
+        CHECK((*json.value())["rate_limit"].IsObject());
+        CHECK((*json.value())["rate_limit"]["tokens_reset_ms"].IsInt64());
+    }
 }

@@ -93,6 +93,15 @@ int cmd_chat(int argc, char** argv) {
     const nous::llm::ChatResult& message = result.value();
     if (connection.verbose() && !message.request_id.empty())
         std::cerr << "* request id " << message.request_id << "\n";
+    if (connection.verbose() && message.rate_limit) {
+        const auto& rl = *message.rate_limit;
+        auto count = [](const std::optional<std::int64_t>& v) {
+            return v ? std::to_string(*v) : std::string("?");
+        };
+        std::cerr << "* rate limit: requests " << count(rl.requests_remaining) << " of "
+                  << count(rl.requests_limit) << " left, tokens " << count(rl.tokens_remaining)
+                  << " of " << count(rl.tokens_limit) << " left\n";
+    }
     if (json)
         write_out(stdout, nous::llm::to_json(message) + "\n");
     else

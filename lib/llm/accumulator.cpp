@@ -90,6 +90,34 @@ std::string to_json(const ChatResult& result) {
         w.Null();
     else
         str(result.request_id);
+    // Remaining budget, and resets in ms from the response's arrival.
+    w.Key("rate_limit");
+    if (const auto& rl = result.rate_limit) {
+        auto count = [&](const char* key, const std::optional<std::int64_t>& v) {
+            w.Key(key);
+            if (v)
+                w.Int64(*v);
+            else
+                w.Null();
+        };
+        auto reset = [&](const char* key, const std::optional<RateLimit::Time>& when) {
+            w.Key(key);
+            if (when)
+                w.Int64(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(*when - rl->received_at)
+                        .count());
+            else
+                w.Null();
+        };
+        w.StartObject();
+        count("requests_remaining", rl->requests_remaining);
+        count("tokens_remaining", rl->tokens_remaining);
+        reset("requests_reset_ms", rl->requests_reset);
+        reset("tokens_reset_ms", rl->tokens_reset);
+        w.EndObject();
+    } else {
+        w.Null();
+    }
     w.EndObject();
     return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -12,7 +12,10 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         auto response = nous::http::post(call->url, call->body, call->headers, options);
         if (!response) return provider_error(request.provider, response.error());
         auto result = parse_chat_response(request.provider, response->body);
-        if (result) result->request_id = response->request_id;
+        if (result) {
+            result->request_id = response->request_id;
+            result->rate_limit = parse_rate_limit(response->headers);
+        }
         if (result && on_delta) {
             Delta whole;
             whole.text = result->text;
@@ -26,7 +29,9 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     std::vector<Delta> deltas;
     auto finished = [&] {
         ChatResult result = accumulator.result();
-        result.request_id = nous::http::request_id_of(stream.response_headers());
+        const nous::http::Headers headers = stream.response_headers();
+        result.request_id = nous::http::request_id_of(headers);
+        result.rate_limit = parse_rate_limit(headers);
         return result;
     };
     while (auto item = stream.next()) {

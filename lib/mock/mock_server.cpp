@@ -236,9 +236,22 @@ struct MockServer::Impl {
             return write_response(fd, error);
         // A request id as each provider names it (Anthropic: request-id).
         const std::string id = "req_mock_" + std::to_string(served.load());
+        // And the rate-limit headers each provider sends (OpenAI's Go-style
+        // resets; Anthropic's RFC 3339 times), so clients can read them.
         const std::string id_header =
-            (route.format == mock::Format::anthropic ? "request-id: " : "x-request-id: ") + id +
-            "\r\n";
+            route.format == mock::Format::anthropic
+                ? "request-id: " + id +
+                      "\r\nanthropic-ratelimit-requests-limit: 50\r\n"
+                      "anthropic-ratelimit-requests-remaining: 49\r\n"
+                      "anthropic-ratelimit-requests-reset: 2099-01-01T00:00:00Z\r\n"
+                      "anthropic-ratelimit-tokens-limit: 100000\r\n"
+                      "anthropic-ratelimit-tokens-remaining: 99000\r\n"
+                      "anthropic-ratelimit-tokens-reset: 2099-01-01T00:00:00Z\r\n"
+                : "x-request-id: " + id +
+                      "\r\nx-ratelimit-limit-requests: 5000\r\nx-ratelimit-remaining-requests: "
+                      "4999\r\n"
+                      "x-ratelimit-reset-requests: 12ms\r\nx-ratelimit-limit-tokens: 800000\r\n"
+                      "x-ratelimit-remaining-tokens: 799000\r\nx-ratelimit-reset-tokens: 6m0s\r\n";
         if (stream)
             return stream_events(fd, mock::EventStream(route.format, std::move(reply)), id_header);
         auto generation = options.first_token_latency;

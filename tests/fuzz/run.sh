@@ -19,7 +19,7 @@ declare -A seeds=(
   [fuzz_llm_deltas]="$fixtures/llm"
 )
 for target in fuzz_http1_response fuzz_sse_decoder fuzz_ndjson_decoder fuzz_json_array_decoder fuzz_raw_decoder \
-              fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas; do
+              fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit; do
   work=$(mktemp -d)
   log=$(mktemp)
   # New inputs go to a scratch corpus: the checked-in one changes only by hand.

@@ -15,6 +15,7 @@
 
 #include "nous/http/client.hpp"
 #include "nous/http/stream.hpp"
+#include "nous/llm/rate_limit.hpp"
 
 namespace nous::llm {
 
@@ -150,6 +151,8 @@ struct ChatResult {
     bool complete = false;
     /// The provider's id of the request (nous::http::Response::request_id), "" when none.
     std::string request_id;
+    /// The rate limit the response's headers reported, if any (parse_rate_limit).
+    std::optional<RateLimit> rate_limit;
 };
 
 /// Deltas in, the final message out: text concatenated, tool-call fragments
