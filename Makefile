@@ -70,7 +70,7 @@ fuzz: deps
 
 # .clang-format is the style: `make format` applies it, `make format-check`
 # (in CI) fails on any file that differs from it.
-FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp' 2>/dev/null || find lib tools tests bench docs -name '*.cpp' -o -name '*.hpp')
+FORMAT_FILES = $(shell git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp' 2>/dev/null || find lib tools tests bench docs -name '*.cpp' -o -name '*.hpp')
 format: deps
 	clang-format -i $(FORMAT_FILES)
 

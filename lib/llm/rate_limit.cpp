@@ -86,9 +86,11 @@ std::optional<RateLimit::Time> parse_rfc3339(std::string_view t) {
     auto year = digits(0, 4), month = digits(5, 2), day = digits(8, 2), hour = digits(11, 2),
          minute = digits(14, 2), second = digits(17, 2);
     if (!year || !month || !day || !hour || !minute || !second || t.size() < 20 || t[4] != '-' ||
-        t[7] != '-' || (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || t[13] != ':' || t[16] != ':')
+        t[7] != '-' || (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || t[13] != ':' ||
+        t[16] != ':')
         return std::nullopt;
-    if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+    if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 ||
+        *second > 60)
         return std::nullopt;
     // system_clock counts nanoseconds in 64 bits (about 1678..2262): a year
     // outside a reset's plausible range would overflow it (found by fuzz_rate_limit).
@@ -149,14 +151,16 @@ std::optional<RateLimit> parse_rate_limit(const nous::http::Headers& headers, Ra
     r.tokens_remaining = integer(header(headers, "x-ratelimit-remaining-tokens"));
     duration_reset("x-ratelimit-reset-tokens", r.tokens_reset);
     // Anthropic: combined tokens, else input tokens.
-    if (!r.requests_limit) r.requests_limit = integer(header(headers, "anthropic-ratelimit-requests-limit"));
+    if (!r.requests_limit)
+        r.requests_limit = integer(header(headers, "anthropic-ratelimit-requests-limit"));
     if (!r.requests_remaining)
         r.requests_remaining = integer(header(headers, "anthropic-ratelimit-requests-remaining"));
     if (!r.requests_reset) time_reset("anthropic-ratelimit-requests-reset", r.requests_reset);
     for (const char* kind : {"tokens", "input-tokens"}) {
         const std::string prefix = std::string("anthropic-ratelimit-") + kind + "-";
         if (!r.tokens_limit) r.tokens_limit = integer(header(headers, prefix + "limit"));
-        if (!r.tokens_remaining) r.tokens_remaining = integer(header(headers, prefix + "remaining"));
+        if (!r.tokens_remaining)
+            r.tokens_remaining = integer(header(headers, prefix + "remaining"));
         if (!r.tokens_reset) time_reset(prefix + "reset", r.tokens_reset);
     }
     // Seconds; a value past ~31 years is not a hint (and would overflow: fuzz_rate_limit).

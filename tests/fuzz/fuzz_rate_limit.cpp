@@ -12,10 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)nous::llm::parse_rfc3339(text);
     if (auto d = nous::llm::parse_go_duration(text)) nous::fuzz::require(d->count() >= 0);
     nous::http::Headers headers;
-    for (const char* name :
-         {"x-ratelimit-limit-requests", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-requests",
-          "x-ratelimit-reset-tokens", "anthropic-ratelimit-requests-reset",
-          "anthropic-ratelimit-input-tokens-remaining", "retry-after"})
+    for (const char* name : {"x-ratelimit-limit-requests", "x-ratelimit-remaining-tokens",
+                             "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens",
+                             "anthropic-ratelimit-requests-reset",
+                             "anthropic-ratelimit-input-tokens-remaining", "retry-after"})
         headers.emplace_back(name, text);
     const auto now = std::chrono::system_clock::from_time_t(1'700'000'000);
     if (auto rl = nous::llm::parse_rate_limit(headers, now)) {
