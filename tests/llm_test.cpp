@@ -93,7 +93,7 @@ TEST_CASE(
         }
         ++fixtures;
     }
-    CHECK(fixtures == 11);
+    CHECK(fixtures == 13);
 }
 
 TEST_CASE("the OpenAI builder's body is the documented request for the same chat") {
@@ -227,22 +227,22 @@ TEST_CASE("non-streamed responses give the same message") {
     REQUIRE(openai.ok());
     CHECK(
         to_json(openai.value()) ==
-        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4},"request_id":null,"rate_limit":null})");
+        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4,"cached_input_tokens":0,"reasoning_tokens":0},"request_id":null,"rate_limit":null})");
     auto anthropic =
         parse_chat_response(Provider::anthropic, R"({"id":"msg","type":"message","role":"assistant",
         "content":[{"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],
-        "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20},"request_id":null,"rate_limit":null})");
+        "stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20,"cached_input_tokens":0,"reasoning_tokens":0},"request_id":null,"rate_limit":null})");
     REQUIRE(anthropic.ok());
     CHECK(
         to_json(anthropic.value()) ==
-        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20},"request_id":null,"rate_limit":null})");
+        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20,"cached_input_tokens":0,"reasoning_tokens":0},"request_id":null,"rate_limit":null})");
     auto gemini = parse_chat_response(Provider::gemini,
                                       R"({"candidates":[{"content":{"parts":[{"text":"Yes"}],
         "role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2}})");
     REQUIRE(gemini.ok());
     CHECK(
         to_json(gemini.value()) ==
-        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2},"request_id":null,"rate_limit":null})");
+        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2,"cached_input_tokens":0,"reasoning_tokens":0},"request_id":null,"rate_limit":null})");
     auto not_json = parse_chat_response(Provider::openai, "<html>");
     REQUIRE_FALSE(not_json.ok());
     CHECK(not_json.error().code == ErrorCode::protocol);
@@ -517,4 +517,26 @@ TEST_CASE("run_chat carries the mock's request id and rate limit, and --json wri
         CHECK((*json.value())["rate_limit"].IsObject());
         CHECK((*json.value())["rate_limit"]["tokens_reset_ms"].IsInt64());
     }
+}
+
+TEST_CASE(
+    "usage details: Anthropic's cache reads, OpenAI's cached and reasoning tokens in a whole "
+    "response") {
+    auto anthropic = parse_chat_response(
+        Provider::anthropic,
+        R"({"type":"message","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",)"
+        R"("usage":{"input_tokens":50,"cache_creation_input_tokens":0,"cache_read_input_tokens":2000,"output_tokens":3}})");
+    REQUIRE(anthropic.ok());
+    REQUIRE(anthropic->usage);
+    CHECK(anthropic->usage->cached_input_tokens == 2000);
+    CHECK(anthropic->usage->reasoning_tokens == 0);
+    auto openai = parse_chat_response(
+        Provider::openai,
+        R"({"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],)"
+        R"("usage":{"prompt_tokens":10,"completion_tokens":90,"prompt_tokens_details":{"cached_tokens":4},)"
+        R"("completion_tokens_details":{"reasoning_tokens":64}}})");
+    REQUIRE(openai.ok());
+    REQUIRE(openai->usage);
+    CHECK(openai->usage->cached_input_tokens == 4);
+    CHECK(openai->usage->reasoning_tokens == 64);
 }

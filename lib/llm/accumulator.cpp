@@ -27,6 +27,9 @@ void Accumulator::add(const Delta& delta) {
         usage_.output_tokens = *delta.output_tokens;
         any_usage_ = true;
     }
+    // Cumulative, like the counts above: the last value, never a sum.
+    if (delta.cached_input_tokens) usage_.cached_input_tokens = *delta.cached_input_tokens;
+    if (delta.reasoning_tokens) usage_.reasoning_tokens = *delta.reasoning_tokens;
     if (delta.finish_reason) partial_.finish_reason = delta.finish_reason;
     if (delta.end_of_message) partial_.complete = true;
     if (delta.error && !partial_.stream_error) partial_.stream_error = delta.error;
@@ -81,6 +84,10 @@ std::string to_json(const ChatResult& result) {
         w.Int64(result.usage->input_tokens);
         w.Key("output_tokens");
         w.Int64(result.usage->output_tokens);
+        w.Key("cached_input_tokens");
+        w.Int64(result.usage->cached_input_tokens);
+        w.Key("reasoning_tokens");
+        w.Int64(result.usage->reasoning_tokens);
         w.EndObject();
     } else {
         w.Null();

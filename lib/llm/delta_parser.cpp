@@ -46,6 +46,36 @@ std::string error_text(const Value& error) {
     return compact(error);
 }
 
+/// OpenAI usage: prompt and completion tokens, the cached part of the
+/// prompt, the reasoning part of the completion.
+void openai_usage(const Value& usage, Delta& d) {
+    d.input_tokens = int_member(usage, "prompt_tokens");
+    d.output_tokens = int_member(usage, "completion_tokens");
+    if (const Value* prompt = member(usage, "prompt_tokens_details"))
+        d.cached_input_tokens = int_member(*prompt, "cached_tokens");
+    if (const Value* completion = member(usage, "completion_tokens_details"))
+        d.reasoning_tokens = int_member(*completion, "reasoning_tokens");
+}
+
+/// Anthropic usage: input and output tokens, the input read from the cache.
+void anthropic_usage(const Value& usage, Delta& d) {
+    d.input_tokens = int_member(usage, "input_tokens");
+    d.output_tokens = int_member(usage, "output_tokens");
+    d.cached_input_tokens = int_member(usage, "cache_read_input_tokens");
+}
+
+/// Gemini usageMetadata: prompt and candidates tokens, cached content, thoughts.
+void gemini_usage(const Value& usage, Delta& d) {
+    d.input_tokens = int_member(usage, "promptTokenCount");
+    d.output_tokens = int_member(usage, "candidatesTokenCount");
+    d.cached_input_tokens = int_member(usage, "cachedContentTokenCount");
+    d.reasoning_tokens = int_member(usage, "thoughtsTokenCount");
+}
+
+bool has_usage(const Delta& d) {
+    return d.input_tokens || d.output_tokens || d.cached_input_tokens || d.reasoning_tokens;
+}
+
 Error malformed(std::string why) {
     return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why);
 }
@@ -116,9 +146,8 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
         }
     }
     if (const Value* usage = member(doc, "usage"); usage && usage->IsObject()) {
-        d.input_tokens = int_member(*usage, "prompt_tokens");
-        d.output_tokens = int_member(*usage, "completion_tokens");
-        any = any || d.input_tokens || d.output_tokens;
+        openai_usage(*usage, d);
+        any = any || has_usage(d);
     }
     if (any) out.push_back(std::move(d));
 }
@@ -127,10 +156,7 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     Delta d;
     if (type == "message_start") {
         if (const Value* message = member(doc, "message"))
-            if (const Value* usage = member(*message, "usage")) {
-                d.input_tokens = int_member(*usage, "input_tokens");
-                d.output_tokens = int_member(*usage, "output_tokens");
-            }
+            if (const Value* usage = member(*message, "usage")) anthropic_usage(*usage, d);
     } else if (type == "content_block_start") {
         const Value* block = member(doc, "content_block");
         if (block && string_member(*block, "type") == std::optional<std::string>("tool_use")) {
@@ -161,10 +187,7 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     } else if (type == "message_delta") {
         if (const Value* delta = member(doc, "delta"))
             d.finish_reason = string_member(*delta, "stop_reason");
-        if (const Value* usage = member(doc, "usage")) {
-            d.output_tokens = int_member(*usage, "output_tokens");
-            d.input_tokens = int_member(*usage, "input_tokens");
-        }
+        if (const Value* usage = member(doc, "usage")) anthropic_usage(*usage, d);
     } else if (type == "error") {
         const Value* error = member(doc, "error");
         d.error = error ? error_text(*error) : std::string("error");
@@ -173,8 +196,8 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     } else {
         return;  // content_block_stop, ping, unknown: nothing to add
     }
-    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens ||
-        d.output_tokens || d.error || d.end_of_message)
+    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || has_usage(d) || d.error ||
+        d.end_of_message)
         out.push_back(std::move(d));
 }
 
@@ -212,12 +235,8 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
             }
         }
     }
-    if (const Value* usage = member(doc, "usageMetadata")) {
-        d.input_tokens = int_member(*usage, "promptTokenCount");
-        d.output_tokens = int_member(*usage, "candidatesTokenCount");
-    }
-    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || d.input_tokens ||
-        d.output_tokens)
+    if (const Value* usage = member(doc, "usageMetadata")) gemini_usage(*usage, d);
+    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || has_usage(d))
         out.push_back(std::move(d));
 }
 
@@ -296,8 +315,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
             }
             if (const Value* usage = member(root, "usage"); usage && usage->IsObject()) {
                 Delta d;
-                d.input_tokens = int_member(*usage, "prompt_tokens");
-                d.output_tokens = int_member(*usage, "completion_tokens");
+                openai_usage(*usage, d);
                 deltas.push_back(std::move(d));
             }
             break;
@@ -331,10 +349,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
             }
             Delta end;
             end.finish_reason = string_member(root, "stop_reason");
-            if (const Value* usage = member(root, "usage")) {
-                end.input_tokens = int_member(*usage, "input_tokens");
-                end.output_tokens = int_member(*usage, "output_tokens");
-            }
+            if (const Value* usage = member(root, "usage")) anthropic_usage(*usage, end);
             deltas.push_back(std::move(end));
             break;
         }

@@ -83,6 +83,12 @@ Result<HttpCall> build_chat_call(const ChatRequest& request);
 struct Usage {
     std::int64_t input_tokens = 0;
     std::int64_t output_tokens = 0;
+    /// Of the input, read from the provider's cache (OpenAI cached_tokens,
+    /// Anthropic cache_read_input_tokens, Gemini cachedContentTokenCount); 0 when not reported.
+    std::int64_t cached_input_tokens = 0;
+    /// Of the output, spent reasoning (OpenAI reasoning_tokens, Gemini
+    /// thoughtsTokenCount); 0 when not reported.
+    std::int64_t reasoning_tokens = 0;
 };
 
 /// A piece of one tool call: the first piece of an index usually carries the
@@ -102,6 +108,8 @@ struct Delta {
     std::vector<ToolCallDelta> tool_calls;     ///< tool-call fragments
     std::optional<std::int64_t> input_tokens;  ///< usage, when this item reports it
     std::optional<std::int64_t> output_tokens;
+    std::optional<std::int64_t> cached_input_tokens;  ///< see Usage
+    std::optional<std::int64_t> reasoning_tokens;
     std::optional<std::string>
         finish_reason;  ///< the provider's own value: stop, tool_calls, end_turn, STOP...
     std::optional<std::string> error;  ///< an error inside the stream, in the provider's words
