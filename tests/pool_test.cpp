@@ -85,15 +85,6 @@ TEST_CASE("a reused connection that dies before any response byte is resent once
 }
 
 namespace {
-/// The value of `name` in a request head ("" when absent).
-std::string header_value(const std::string& head, const std::string& name) {
-    const std::string needle = "\r\n" + name + ": ";
-    const auto at = head.find(needle);
-    if (at == std::string::npos) return "";
-    const auto start = at + needle.size();
-    return head.substr(start, head.find("\r\n", start) - start);
-}
-
 /// Answers the first request on connection 0, then reads the second whole and
 /// closes without a byte of answer (a gateway that gave up during a long
 /// completion); later connections answer "fresh". Every request head is kept.
@@ -148,14 +139,14 @@ TEST_CASE(
         CHECK(r.error().code == ErrorCode::connection_closed);
         CHECK(pool_stats().resent == before.resent);
         CHECK(heads.size() == 2);
-        CHECK(header_value(heads[1], "Idempotency-Key").empty());
+        CHECK(header_of(heads[1], "Idempotency-Key").empty());
     } else {
         // libcurl resends by itself: the key goes out whatever the option says,
         // the same on both copies, so the server can drop the duplicate.
         REQUIRE(heads.size() >= 2);
-        const std::string key = header_value(heads[1], "Idempotency-Key");
+        const std::string key = header_of(heads[1], "Idempotency-Key");
         CHECK(key.size() == 36);
-        if (heads.size() == 3) CHECK(header_value(heads[2], "Idempotency-Key") == key);
+        if (heads.size() == 3) CHECK(header_of(heads[2], "Idempotency-Key") == key);
     }
 }
 
@@ -173,10 +164,10 @@ TEST_CASE(
     CHECK(pool_stats().resent - before.resent == 1);
     const auto heads = s.seen();
     REQUIRE(heads.size() == 3);
-    const std::string key = header_value(heads[1], "Idempotency-Key");
+    const std::string key = header_of(heads[1], "Idempotency-Key");
     CHECK(key.size() == 36);
-    CHECK(header_value(heads[2], "Idempotency-Key") == key);
-    CHECK(header_value(heads[0], "Idempotency-Key") != key);
+    CHECK(header_of(heads[2], "Idempotency-Key") == key);
+    CHECK(header_of(heads[0], "Idempotency-Key") != key);
 }
 
 TEST_CASE("no resend once the server had started answering") {

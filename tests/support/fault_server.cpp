@@ -181,8 +181,7 @@ void FaultServer::serve(PeerSocket& socket, std::uint64_t index) {
     Peer peer(socket, stopping_, ssl);
     script_(peer, index);
     if (peer.fd() >= 0) {
-        if (ssl != nullptr) SSL_shutdown(ssl);
-        ::shutdown(peer.fd(), SHUT_WR);
+        peer.close_write();  // close_notify over TLS, then FIN
         // Wait for the client to close, so its reads see our FIN, not a reset.
         peer.stall();
     }

@@ -75,9 +75,6 @@ const TestPki& test_pki() {
 
 namespace {
 
-/// A reset: close with linger 0 (RST instead of FIN).
-void reset_now(Peer& peer) { peer.reset(); }
-
 /// close_notify, then a reset: what a TLS server that closes with linger 0
 /// sends (the response before it is readable; the reset then hits the
 /// client's next write).
@@ -90,7 +87,7 @@ void close_notify_then_reset(Peer& peer) {
 FaultServer::Script script_for(TlsServer::Mode mode, std::atomic<std::uint64_t>& resets) {
     using Mode = TlsServer::Mode;
     return [mode, &resets](Peer& peer, std::uint64_t) {
-        if (mode == Mode::reset_after_handshake) return reset_now(peer);
+        if (mode == Mode::reset_after_handshake) return peer.reset();
         // Requests in these tests carry small bodies that arrive with the head.
         while (peer.read_request()) {
             switch (mode) {

@@ -126,39 +126,82 @@ std::optional<Milliseconds> delay_until_http_date(std::string_view text) {
     return delta.count() < 0 ? Milliseconds(0) : delta;
 }
 
-std::optional<Milliseconds> parse_google_retry_info(std::string_view body) {
-    if (body.empty() || body.size() > (1u << 20)) return std::nullopt;
-    rapidjson::Document doc;
-    // Server bytes: depth-limited, and a body that is not JSON only loses its hint.
-    if (!parse_json_limited(doc, body)) return std::nullopt;
-    auto check = [](const rapidjson::Value& error) -> std::optional<Milliseconds> {
-        if (!error.IsObject()) return std::nullopt;
-        auto details = error.FindMember("details");
-        if (details == error.MemberEnd() || !details->value.IsArray()) return std::nullopt;
-        for (const auto& d : details->value.GetArray()) {
-            if (!d.IsObject()) continue;
-            auto delay = d.FindMember("retryDelay");
-            if (delay == d.MemberEnd() || !delay->value.IsString()) continue;
-            std::string_view text(delay->value.GetString(), delay->value.GetStringLength());
-            if (text.empty() || text.back() != 's') continue;
-            if (auto ms = parse_seconds(text.substr(0, text.size() - 1))) return ms;
-        }
-        return std::nullopt;
-    };
-    if (doc.IsObject()) {
-        if (auto e = doc.FindMember("error"); e != doc.MemberEnd()) return check(e->value);
-    } else if (doc.IsArray()) {  // Gemini sometimes wraps errors in an array
-        for (const auto& item : doc.GetArray())
-            if (item.IsObject())
-                if (auto e = item.FindMember("error"); e != item.MemberEnd())
-                    if (auto ms = check(e->value)) return ms;
+std::string_view text_member(const rapidjson::Value& v, const char* key) {
+    if (!v.IsObject()) return {};
+    auto m = v.FindMember(key);
+    return m != v.MemberEnd() && m->value.IsString()
+               ? std::string_view(m->value.GetString(), m->value.GetStringLength())
+               : std::string_view();
+}
+
+/// Google RetryInfo.retryDelay ("42s") in an error object's details.
+std::optional<Milliseconds> retry_info_delay(const rapidjson::Value& error) {
+    if (!error.IsObject()) return std::nullopt;
+    auto details = error.FindMember("details");
+    if (details == error.MemberEnd() || !details->value.IsArray()) return std::nullopt;
+    for (const auto& d : details->value.GetArray()) {
+        std::string_view text = text_member(d, "retryDelay");
+        if (text.empty() || text.back() != 's') continue;
+        if (auto ms = parse_seconds(text.substr(0, text.size() - 1))) return ms;
     }
     return std::nullopt;
 }
 
-}  // namespace
+/// Whether an error object says the quota is exhausted (Error::quota_exhausted).
+bool error_says_quota(const rapidjson::Value& error) {
+    if (!error.IsObject()) return false;
+    // OpenAI (and compatible servers): the type or code names it.
+    if (text_member(error, "code") == "insufficient_quota" ||
+        text_member(error, "type") == "insufficient_quota")
+        return true;
+    // Anthropic: the account's credit or billing, not the rate.
+    if (text_member(error, "type") == "billing_error") return true;
+    // Gemini: RESOURCE_EXHAUSTED is also the per-minute limit; only a
+    // QuotaFailure that names a per-day quota is exhaustion.
+    if (text_member(error, "status") != "RESOURCE_EXHAUSTED") return false;
+    auto details = error.FindMember("details");
+    if (details == error.MemberEnd() || !details->value.IsArray()) return false;
+    for (const auto& d : details->value.GetArray()) {
+        if (text_member(d, "@type").find("QuotaFailure") == std::string_view::npos) continue;
+        auto violations = d.FindMember("violations");
+        if (violations == d.MemberEnd() || !violations->value.IsArray()) continue;
+        for (const auto& v : violations->value.GetArray())
+            if (text_member(v, "quotaId").find("PerDay") != std::string_view::npos ||
+                text_member(v, "quotaMetric").find("per_day") != std::string_view::npos)
+                return true;
+    }
+    return false;
+}
 
-std::optional<Milliseconds> parse_retry_hint(const Headers& headers, std::string_view body) {
+/// What an error body says, from one depth-limited parse: `{"error":{...}}`,
+/// or an array of them (Gemini sometimes wraps errors in one). A body that is
+/// not JSON, nests too deep or is over 1 MiB says nothing.
+struct ErrorBodyFacts {
+    std::optional<Milliseconds> retry_delay;  ///< the first RetryInfo
+    bool quota_exhausted = false;             ///< any error object says so
+};
+
+ErrorBodyFacts read_error_body(std::string_view body) {
+    ErrorBodyFacts facts;
+    if (body.empty() || body.size() > (1u << 20)) return facts;
+    rapidjson::Document doc;
+    if (!parse_json_limited(doc, body)) return facts;
+    auto read = [&](const rapidjson::Value& holder) {
+        if (!holder.IsObject()) return;
+        auto e = holder.FindMember("error");
+        if (e == holder.MemberEnd()) return;
+        if (!facts.retry_delay) facts.retry_delay = retry_info_delay(e->value);
+        facts.quota_exhausted = facts.quota_exhausted || error_says_quota(e->value);
+    };
+    if (doc.IsArray())
+        for (const auto& item : doc.GetArray()) read(item);
+    else
+        read(doc);
+    return facts;
+}
+
+/// retry-after-ms, then Retry-After (seconds or an HTTP-date).
+std::optional<Milliseconds> header_retry_hint(const Headers& headers) {
     for (const auto& [name, value] : headers)
         if (header_name_equals(name, "retry-after-ms"))
             if (auto ms = parse_seconds(value)) return Milliseconds(ms->count() / 1000);
@@ -167,62 +210,28 @@ std::optional<Milliseconds> parse_retry_hint(const Headers& headers, std::string
         if (auto ms = parse_seconds(trim(value))) return ms;
         if (auto ms = delay_until_http_date(trim(value))) return ms;
     }
-    return parse_google_retry_info(body);
+    return std::nullopt;
 }
 
-bool says_quota_exhausted(std::string_view body) {
-    if (body.empty() || body.size() > (1u << 20)) return false;
-    rapidjson::Document doc;
-    if (!parse_json_limited(doc, body)) return false;
-    auto text = [](const rapidjson::Value& v, const char* key) -> std::string_view {
-        if (!v.IsObject()) return {};
-        auto m = v.FindMember(key);
-        return m != v.MemberEnd() && m->value.IsString()
-                   ? std::string_view(m->value.GetString(), m->value.GetStringLength())
-                   : std::string_view();
-    };
-    auto check = [&](const rapidjson::Value& error) {
-        if (!error.IsObject()) return false;
-        // OpenAI (and compatible servers): the type or code names it.
-        if (text(error, "code") == "insufficient_quota" ||
-            text(error, "type") == "insufficient_quota")
-            return true;
-        // Anthropic: the account's credit or billing, not the rate.
-        if (text(error, "type") == "billing_error") return true;
-        // Gemini: RESOURCE_EXHAUSTED is also the per-minute limit; only a
-        // QuotaFailure that names a per-day quota is exhaustion.
-        if (text(error, "status") != "RESOURCE_EXHAUSTED") return false;
-        auto details = error.FindMember("details");
-        if (details == error.MemberEnd() || !details->value.IsArray()) return false;
-        for (const auto& d : details->value.GetArray()) {
-            if (text(d, "@type").find("QuotaFailure") == std::string_view::npos) continue;
-            auto violations = d.FindMember("violations");
-            if (violations == d.MemberEnd() || !violations->value.IsArray()) continue;
-            for (const auto& v : violations->value.GetArray())
-                if (text(v, "quotaId").find("PerDay") != std::string_view::npos ||
-                    text(v, "quotaMetric").find("per_day") != std::string_view::npos)
-                    return true;
-        }
-        return false;
-    };
-    if (doc.IsObject()) {
-        if (auto e = doc.FindMember("error"); e != doc.MemberEnd()) return check(e->value);
-    } else if (doc.IsArray()) {  // Gemini sometimes wraps errors in an array
-        for (const auto& item : doc.GetArray())
-            if (item.IsObject())
-                if (auto e = item.FindMember("error"); e != item.MemberEnd() && check(e->value))
-                    return true;
-    }
-    return false;
+}  // namespace
+
+std::optional<Milliseconds> parse_retry_hint(const Headers& headers, std::string_view body) {
+    if (auto hint = header_retry_hint(headers)) return hint;
+    return read_error_body(body).retry_delay;
 }
+
+bool says_quota_exhausted(std::string_view body) { return read_error_body(body).quota_exhausted; }
 
 Error http_status_error(ResponseHead& head, std::string body) {
     Error e(ErrorCode::http_status,
             "HTTP " + std::to_string(head.status) + (head.reason.empty() ? "" : " " + head.reason));
     e.status = head.status;
-    e.retry_after = parse_retry_hint(head.headers, body);
+    // The body is parsed once, for its retry hint and its quota verdict.
+    const ErrorBodyFacts facts = read_error_body(body);
+    e.retry_after = header_retry_hint(head.headers);
+    if (!e.retry_after) e.retry_after = facts.retry_delay;
     e.request_id = request_id_of(head.headers);
-    e.quota_exhausted = head.status >= 400 && says_quota_exhausted(body);
+    e.quota_exhausted = head.status >= 400 && facts.quota_exhausted;
     e.headers = std::move(head.headers);
     e.body = std::move(body);
     return e;

@@ -184,9 +184,7 @@ std::optional<StreamItem> Stream::next() {
 }
 
 void Stream::cancel() noexcept {
-    if (!state_) return;
-    state_->cancelled.store(true);
-    if (state_->source) state_->source->cancel();
+    if (state_) state_->interrupt();  // what a shared token's cancel does too
 }
 
 StreamStats Stream::stats() const {

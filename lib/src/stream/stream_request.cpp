@@ -53,10 +53,7 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     if (!has_type) call->headers.emplace_back("content-type", "application/json");
     if (!has_accept) call->headers.emplace_back("accept", "text/event-stream");
     const Settings& settings = call->prepared.settings;
-    call->window_high = settings.window_high_bytes;
-    call->window_low = settings.window_low_bytes;
-    call->window_max_park = settings.window_max_park;
-    if (call->window_low > call->window_high)
+    if (settings.window_low_bytes > settings.window_high_bytes)
         return Error(ErrorCode::invalid_argument,
                      "window_low_bytes must not exceed window_high_bytes");
     return call;

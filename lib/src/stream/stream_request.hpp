@@ -20,9 +20,6 @@ struct StreamCall {
     Headers headers;        ///< with content-type and accept added unless given
     Options options;        ///< cancel pointer cleared: the stream has its own token
     PreparedCall prepared;  ///< prepared.options points at `options`
-    std::size_t window_high = defaults::window_high_bytes;
-    std::size_t window_low = defaults::window_low_bytes;
-    Milliseconds window_max_park = defaults::window_max_park;
 };
 
 /// Validates and copies a stream call; an error is the stream's first item.

@@ -61,7 +61,8 @@ class WindowSource final : public ChunkSource {
                     const std::size_t n = piece.bytes.size();
                     const std::size_t before = inflight_.fetch_sub(n, std::memory_order_acq_rel);
                     // Wake the reader exactly when the total comes down to the low mark.
-                    if (before > call_->window_low && before - n <= call_->window_low) {
+                    if (before > call_->prepared.settings.window_low_bytes &&
+                        before - n <= call_->prepared.settings.window_low_bytes) {
                         std::lock_guard lock(mutex_);
                         if (reader_parked_) reader_cv_.notify_one();
                     }
@@ -157,7 +158,7 @@ class WindowSource final : public ChunkSource {
                     const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
                     note_peak(now);
                     push(std::move(piece));
-                    if (now > call_->window_high && !park()) return;
+                    if (now > call_->prepared.settings.window_high_bytes && !park()) return;
                     break;
                 }
                 case ResponseReader::Piece::end:
@@ -178,13 +179,14 @@ class WindowSource final : public ChunkSource {
         std::unique_lock lock(mutex_);
         const auto start = Clock::now();
         // The maximum park counts from the moment the reader parks.
-        const auto deadline = start + call_->window_max_park;
+        const auto deadline = start + call_->prepared.settings.window_max_park;
         reader_parked_ = true;
         parks_.fetch_add(1, std::memory_order_relaxed);
         bool resumed = true;
         // Until the consumer brings the bytes in flight down to the low mark
         // (at it counts: a low mark of 0 means "until drained", never a hang).
-        while (inflight_.load(std::memory_order_acquire) > call_->window_low) {
+        while (inflight_.load(std::memory_order_acquire) >
+               call_->prepared.settings.window_low_bytes) {
             if (stop_.load()) {
                 resumed = false;
                 break;
@@ -194,8 +196,8 @@ class WindowSource final : public ChunkSource {
                 overflow_error_ =
                     Error(ErrorCode::backpressure_overflow,
                           "consumer too slow: reader parked for " +
-                              std::to_string(call_->window_max_park.count()) + " ms with " +
-                              std::to_string(inflight_.load()) + " bytes in flight");
+                              std::to_string(call_->prepared.settings.window_max_park.count()) +
+                              " ms with " + std::to_string(inflight_.load()) + " bytes in flight");
                 overflow_error_->inflight_bytes = inflight_.load();
                 overflowed_.store(true, std::memory_order_release);
                 consumer_cv_.notify_all();
