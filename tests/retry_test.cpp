@@ -18,18 +18,26 @@ using namespace std::chrono_literals;
 
 namespace {
 
+/// A clock the retry policy sleeps on without waiting, recording each sleep.
 struct FakeTime {
     std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
     std::vector<Milliseconds> sleeps;
-    testing::Hooks hooks() {
-        testing::Hooks h;
-        h.now = [this] { return now; };
-        h.sleep = [this](Milliseconds d) {
+    testing::Hooks hooks;
+    FakeTime() {
+        hooks.now = [this] { return now; };
+        hooks.sleep = [this](Milliseconds d) {
             sleeps.push_back(d);
             now += d;
         };
-        h.random = [] { return 0.5; };
-        return h;
+        hooks.random = [] { return 0.5; };
+    }
+    FakeTime(const FakeTime&) = delete;
+    FakeTime& operator=(const FakeTime&) = delete;
+    /// Options whose retry policy runs on this clock.
+    Options options() const {
+        Options o;
+        o.test_hooks = &hooks;
+        return o;
     }
 };
 
@@ -106,9 +114,7 @@ TEST_CASE("retry hints: retry-after-ms, Retry-After seconds and HTTP-date, Googl
 TEST_CASE("429 with Retry-After then 200 succeeds after exactly the hinted delay") {
     ScriptedServer s({status(429, {{"Retry-After", "2"}}, R"({"error":{"message":"slow down"}})")});
     FakeTime time;
-    testing::Hooks hooks = time.hooks();
-    Options o;
-    o.test_hooks = &hooks;
+    Options o = time.options();
     auto r = post(s.server.base_url() + "/v1/chat/completions", "{}", {}, o);
     REQUIRE(r.ok());
     CHECK(r->body == R"({"ok":true})");
@@ -119,9 +125,7 @@ TEST_CASE("429 with Retry-After then 200 succeeds after exactly the hinted delay
 TEST_CASE("5xx without a hint backs off exponentially, then gives up after max_retries") {
     ScriptedServer s({status(503), status(502), status(500), status(500)});
     FakeTime time;
-    testing::Hooks hooks = time.hooks();
-    Options o;
-    o.test_hooks = &hooks;
+    Options o = time.options();
     auto r = post(s.server.base_url() + "/x", "{}", {}, o);  // default max_retries = 2
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::http_status);
@@ -133,9 +137,7 @@ TEST_CASE("5xx without a hint backs off exponentially, then gives up after max_r
 TEST_CASE("a hint longer than 60 s returns the error at once with retry_after set") {
     ScriptedServer s({status(429, {{"retry-after", "120"}})});
     FakeTime time;
-    testing::Hooks hooks = time.hooks();
-    Options o;
-    o.test_hooks = &hooks;
+    Options o = time.options();
     auto r = post(s.server.base_url() + "/x", "{}", {}, o);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().status == 429);
@@ -146,11 +148,9 @@ TEST_CASE("a hint longer than 60 s returns the error at once with retry_after se
 
 TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries 0") {
     FakeTime time;
-    testing::Hooks hooks = time.hooks();
     {
         ScriptedServer s({status(429, {{"retry-after", "5"}})});
-        Options o;
-        o.test_hooks = &hooks;
+        Options o = time.options();
         o.total_timeout = 3000ms;
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         REQUIRE_FALSE(r.ok());
@@ -159,8 +159,7 @@ TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries
     }
     {
         ScriptedServer s({status(400, {}, R"({"error":{"message":"bad"}})")});
-        Options o;
-        o.test_hooks = &hooks;
+        Options o = time.options();
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().status == 400);
@@ -169,8 +168,7 @@ TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries
     }
     {
         ScriptedServer s({status(503)});
-        Options o;
-        o.test_hooks = &hooks;
+        Options o = time.options();
         o.max_retries = 0;
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         CHECK_FALSE(r.ok());
@@ -181,9 +179,7 @@ TEST_CASE("no retry past the total deadline, none for 4xx, none with max_retries
 
 TEST_CASE("connection refused is retried max_retries times") {
     FakeTime time;
-    testing::Hooks hooks = time.hooks();
-    Options o;
-    o.test_hooks = &hooks;
+    Options o = time.options();
     o.max_retries = 3;
     auto r = post("http://127.0.0.1:1/x", "{}", {}, o);
     REQUIRE_FALSE(r.ok());
@@ -247,9 +243,7 @@ TEST_CASE("a 429 for an exhausted quota is never retried, a rate limit is, after
         INFO(body);
         ScriptedServer s({status(429, {{"x-request-id", "req_quota"}}, body)});
         FakeTime time;
-        testing::Hooks hooks = time.hooks();
-        Options o;
-        o.test_hooks = &hooks;
+        Options o = time.options();
         o.max_retries = 5;
         auto r = post(s.server.base_url() + "/v1/chat/completions", "{}", {}, o);
         REQUIRE_FALSE(r.ok());
@@ -261,9 +255,7 @@ TEST_CASE("a 429 for an exhausted quota is never retried, a rate limit is, after
     }
     ScriptedServer rate({status(429, {{"retry-after", "3"}}, kGeminiPerMinute)});
     FakeTime time;
-    testing::Hooks hooks = time.hooks();
-    Options o;
-    o.test_hooks = &hooks;
+    Options o = time.options();
     auto r = post(rate.server.base_url() + "/v1/chat/completions", "{}", {}, o);
     REQUIRE(r.ok());
     CHECK(rate.seen == 2);
@@ -274,9 +266,7 @@ TEST_CASE("x-should-retry from the server wins over the status rules, both ways"
     {
         ScriptedServer s({status(503, {{"x-should-retry", "false"}})});
         FakeTime time;
-        testing::Hooks hooks = time.hooks();
-        Options o;
-        o.test_hooks = &hooks;
+        Options o = time.options();
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().status == 503);
@@ -285,9 +275,7 @@ TEST_CASE("x-should-retry from the server wins over the status rules, both ways"
     {
         ScriptedServer s({status(400, {{"x-should-retry", "true"}})});
         FakeTime time;
-        testing::Hooks hooks = time.hooks();
-        Options o;
-        o.test_hooks = &hooks;
+        Options o = time.options();
         auto r = post(s.server.base_url() + "/x", "{}", {}, o);
         REQUIRE(r.ok());
         CHECK(s.seen == 2);
