@@ -682,3 +682,54 @@ TEST_CASE(
     REQUIRE((*message.value()).HasMember("request_id"));
     CHECK(std::string((*message.value())["request_id"].GetString()).rfind("req_mock_", 0) == 0);
 }
+
+TEST_CASE("nouscli chat: each x-mock-fault gives its exit code, for every provider") {
+    ChatEnv env;
+    struct Expect {
+        std::string fault;
+        std::vector<std::string> extra;
+        int code;
+        std::uint64_t requests;
+        std::string stdout_text;  ///< exactly, when not "*"
+        std::string on_stderr;
+    };
+    const std::vector<Expect> expectations = {
+        {"rate_limit", {"--retry", "1"}, 5, 2, "", ""},  // retried after the mock's 20 ms hint
+        {"quota", {"--retry", "3"}, 5, 1, "", "quota"},  // never retried
+        {"overloaded", {"--retry", "0"}, 5, 1, "", "verloaded"},
+        {"server_error", {"--retry", "0"}, 5, 1, "", ""},
+        {"midstream_error", {}, 6, 1, "Hello from the\n", "error in the stream"},
+        {"truncate", {}, 3, 1, "Hello from the\n", "truncated"},
+        {"keepalive_only",
+         {"--event-timeout-ms", "300", "--timeout-ms", "60000"},
+         4,
+         1,
+         "",
+         "event_idle_timeout"},
+        {"slow_first_token",
+         {"--event-timeout-ms", "60000", "-H", "x-mock-fault-ms: 200"},
+         0,
+         1,
+         "*",
+         ""},
+    };
+    for (const std::string provider : {"openai", "anthropic", "gemini"}) {
+        for (const Expect& expect : expectations) {
+            INFO(provider << " " << expect.fault);
+            MockServer server;
+            server.start();
+            std::vector<std::string> args = {"chat",       "Hi",
+                                             "--provider", provider,
+                                             "--model",    "m",
+                                             "--base-url", base_for(provider, server.base_url()),
+                                             "-H",         "x-mock-fault: " + expect.fault};
+            args.insert(args.end(), expect.extra.begin(), expect.extra.end());
+            auto r = nouscli(args);
+            CHECK(r.code == expect.code);
+            CHECK(server.requests_served() == expect.requests);
+            if (expect.stdout_text != "*") CHECK(r.out == expect.stdout_text);
+            if (expect.code == 0) CHECK(r.out.rfind("Hello from the nous-http mock", 0) == 0);
+            if (!expect.on_stderr.empty()) CHECK_THAT(r.err, Catch::Contains(expect.on_stderr));
+        }
+    }
+}

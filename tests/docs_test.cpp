@@ -98,5 +98,5 @@ TEST_CASE("docs/configuration.md names every NOUS_HTTP_CONFIG key") {
         CHECK(page.find(std::string("/ `") + key + "`") != std::string::npos);
         ++keys;
     });
-    CHECK(keys == 12);
+    CHECK(keys == 14);
 }

@@ -13,6 +13,7 @@
 
 #include "fault_server.hpp"
 #include "nous/http/json.hpp"
+#include "nous/http/testing.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/mock/mock_server.hpp"
 
@@ -539,4 +540,173 @@ TEST_CASE(
     REQUIRE(openai->usage);
     CHECK(openai->usage->cached_input_tokens == 4);
     CHECK(openai->usage->reasoning_tokens == 64);
+}
+
+// ---- the mock's faults (x-mock-fault) through run_chat -----------------------
+
+namespace {
+
+struct FaultRun {
+    Result<ChatResult> result = Error(ErrorCode::protocol, "not run");
+    std::uint64_t requests = 0;  ///< what the server saw: 1 + the retries
+    std::string text;            ///< what on_delta saw before the end
+};
+
+/// One chat through the mock with `x-mock-fault: fault`, one retry allowed,
+/// the retry waits recorded instead of slept.
+FaultRun run_fault(Provider provider, bool stream, const std::string& fault,
+                   const std::function<void(nous::http::Options&)>& tune = {},
+                   const std::string& delay_ms = "") {
+    MockServer server;
+    server.start();
+    ChatRequest request;
+    request.provider = provider;
+    request.base_url = server.base_url() + (provider == Provider::gemini ? "/v1beta" : "/v1");
+    request.model = "m";
+    request.messages = {{"user", "hi"}};
+    request.stream = stream;
+    request.headers = {{"x-mock-fault", fault}};
+    if (!delay_ms.empty()) request.headers.emplace_back("x-mock-fault-ms", delay_ms);
+    nous::http::testing::Hooks hooks;
+    hooks.sleep = [](nous::http::Milliseconds) {};
+    nous::http::Options options;
+    options.max_retries = 1;
+    options.test_hooks = &hooks;
+    options.stream_backend = "pull";  // the hooks run on this thread
+    if (tune) tune(options);
+    FaultRun run;
+    run.result = run_chat(request, options, [&](const Delta& d) {
+        run.text += d.text;
+        return true;
+    });
+    run.requests = server.requests_served();
+    return run;
+}
+
+const Provider kProviders[] = {Provider::openai, Provider::anthropic, Provider::gemini};
+
+}  // namespace
+
+TEST_CASE("x-mock-fault: errors before the body, in each provider's words, retried or not") {
+    struct Expect {
+        std::string fault;
+        int status;  ///< Anthropic's; the others send 503 for overloaded
+        bool retried;
+        bool quota;
+    };
+    const Expect expectations[] = {
+        {"rate_limit", 429, true, false},
+        {"quota", 429, false, true},
+        {"overloaded", 529, true, false},
+        {"server_error", 500, true, false},
+    };
+    for (Provider provider : kProviders) {
+        for (const Expect& expect : expectations) {
+            for (bool stream : {true, false}) {
+                INFO(to_string(provider) << " " << expect.fault << " stream " << stream);
+                auto run = run_fault(provider, stream, expect.fault);
+                REQUIRE_FALSE(run.result.ok());
+                const Error& e = run.result.error();
+                CHECK(e.code == ErrorCode::http_status);
+                const int status = expect.fault == "overloaded" && provider != Provider::anthropic
+                                       ? 503
+                                       : expect.status;
+                CHECK(e.status == status);
+                CHECK(e.quota_exhausted == expect.quota);
+                CHECK(run.requests == (expect.retried ? 2u : 1u));
+                CHECK(e.request_id.rfind("req_mock_", 0) == 0);
+                // The provider's message, not a generic one.
+                CHECK(e.message.find("HTTP " + std::to_string(status) + ": ") == 0);
+                CHECK(e.message.size() > std::string("HTTP 500: ").size() + 5);
+                auto limits = parse_rate_limit(e.headers);
+                REQUIRE(limits);
+                if (expect.fault == "rate_limit") {
+                    CHECK(limits->requests_remaining == 0);
+                    // The hint is the mock's short one (retry-after-ms, Gemini RetryInfo).
+                    REQUIRE(e.retry_after);
+                    CHECK(e.retry_after->count() == 20);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("x-mock-fault midstream_error: the text so far, then the provider's error, no retry") {
+    for (Provider provider : kProviders) {
+        INFO(to_string(provider));
+        auto run = run_fault(provider, true, "midstream_error");
+        REQUIRE(run.result.ok());
+        CHECK(run.text == "Hello from the");
+        CHECK(run.result->text == "Hello from the");
+        REQUIRE(run.result->stream_error);
+        CHECK_FALSE(run.result->stream_error->empty());
+        CHECK(run.requests == 1);
+        // A whole reply with this fault is cut in the middle of its body.
+        auto whole = run_fault(provider, false, "midstream_error");
+        REQUIRE_FALSE(whole.result.ok());
+        CHECK(whole.result.error().code == ErrorCode::truncated);
+    }
+}
+
+TEST_CASE("x-mock-fault truncate: a clean end before the terminal event is truncated") {
+    for (Provider provider : kProviders) {
+        INFO(to_string(provider));
+        auto run = run_fault(provider, true, "truncate");
+        REQUIRE_FALSE(run.result.ok());
+        CHECK(run.result.error().code == ErrorCode::truncated);
+        CHECK(run.text == "Hello from the");
+        auto partial = nous::http::parse_json(run.result.error().body);
+        REQUIRE(partial.ok());
+        CHECK(std::string((*partial.value())["text"].GetString()) == "Hello from the");
+        CHECK(run.requests == 1);
+        auto whole = run_fault(provider, false, "truncate");
+        REQUIRE_FALSE(whole.result.ok());
+        CHECK(whole.result.error().code == ErrorCode::truncated);
+    }
+}
+
+TEST_CASE("x-mock-fault keepalive_only ends by event_idle_timeout, whatever the backend") {
+    for (Provider provider : kProviders) {
+        for (const char* backend : {"window", "pull"}) {
+            INFO(to_string(provider) << " " << backend);
+            auto run = run_fault(provider, true, "keepalive_only", [&](nous::http::Options& o) {
+                o.stream_backend = backend;
+                o.read_timeout = std::chrono::seconds(60);
+                o.event_idle_timeout = std::chrono::milliseconds(300);
+            });
+            REQUIRE_FALSE(run.result.ok());
+            CHECK(run.result.error().code == ErrorCode::timeout_read);
+            CHECK_THAT(run.result.error().message, Catch::Contains("event_idle_timeout"));
+            CHECK(run.requests == 1);  // a read timeout inside a stream is not resent
+        }
+    }
+}
+
+TEST_CASE("x-mock-fault slow_first_token: keep-alives, then the whole reply") {
+    for (Provider provider : kProviders) {
+        INFO(to_string(provider));
+        // Keep-alives for 300 ms (Anthropic: pings) do not trip a 60 s idle
+        // deadline, and do not end the stream: the reply follows.
+        auto run = run_fault(
+            provider, true, "slow_first_token",
+            [](nous::http::Options& o) { o.event_idle_timeout = std::chrono::seconds(60); }, "300");
+        REQUIRE(run.result.ok());
+        CHECK(run.result->complete);
+        CHECK(run.result->text.rfind("Hello from the", 0) == 0);
+        // A first-event deadline shorter than the wait ends it, keep-alives or not.
+        auto impatient = run_fault(
+            provider, true, "slow_first_token",
+            [](nous::http::Options& o) { o.first_event_timeout = std::chrono::milliseconds(100); },
+            "5000");
+        REQUIRE_FALSE(impatient.result.ok());
+        CHECK(impatient.result.error().code == ErrorCode::timeout_read);
+        CHECK_THAT(impatient.result.error().message, Catch::Contains("first_event_timeout"));
+    }
+}
+
+TEST_CASE("an unknown x-mock-fault is a 400 that names the known ones") {
+    auto run = run_fault(Provider::openai, false, "no_such_fault");
+    REQUIRE_FALSE(run.result.ok());
+    CHECK(run.result.error().status == 400);
+    CHECK_THAT(run.result.error().message, Catch::Contains("keepalive_only"));
 }

@@ -1,6 +1,7 @@
 // The resolution chain for streams: per call > NOUS_HTTP_STREAM_BACKEND > app config > "window".
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 
@@ -118,4 +119,51 @@ TEST_CASE("streams: a custom backend still gets bad input refused first") {
     Options o;
     o.stream_backend = "s.guarded";
     CHECK(first_data(stream(kUnreachable, "{}", {{"X", "a\nb"}}, o)) == "<error invalid_argument>");
+}
+
+namespace {
+
+/// A custom source that never delivers: next() blocks until cancel().
+class SilentSource : public ChunkSource {
+  public:
+    Piece next() override {
+        std::unique_lock lock(mutex_);
+        cancelled_cv_.wait(lock, [&] { return cancelled_; });
+        Piece p;
+        p.kind = Piece::Kind::error;
+        p.error = Error(ErrorCode::cancelled, "silent source cancelled");
+        return p;
+    }
+    void cancel() noexcept override {
+        std::lock_guard lock(mutex_);
+        cancelled_ = true;
+        cancelled_cv_.notify_all();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cancelled_cv_;
+    bool cancelled_ = false;
+};
+
+class SilentBackend : public StreamBackend {
+  public:
+    Stream open(const Request&, const Options& options) override {
+        return Stream(std::make_unique<SilentSource>(), decoder_for(options));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("streams: content deadlines end a custom backend's stream too (through its cancel)") {
+    register_stream_backend("s.silent", [] { return std::make_shared<SilentBackend>(); });
+    Options o;
+    o.stream_backend = "s.silent";
+    o.event_idle_timeout = std::chrono::milliseconds(200);
+    Stream s = stream(kUnreachable, "{}", {}, o);
+    auto item = s.next();
+    REQUIRE(item);
+    REQUIRE(item->is_error());
+    CHECK(item->error->code == ErrorCode::timeout_read);
+    CHECK_THAT(item->error->message, Catch::Contains("event_idle_timeout"));
 }

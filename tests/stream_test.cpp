@@ -550,3 +550,128 @@ TEST_CASE(
     CHECK(items[0].is_event());
     CHECK(items[0].event.data == "a");
 }
+
+// ---- deadlines that count content (Options::event_idle_timeout) -------------
+
+namespace {
+
+/// Sends `: keep-alive` comments every 20 ms, and nothing else, until the
+/// client goes away.
+void comments_forever(Peer& peer, std::uint64_t) {
+    if (!peer.read_request()) return;
+    if (!peer.send(kSseHead)) return;
+    while (!peer.stopping() && peer.send(chunk(": keep-alive\n\n")))
+        std::this_thread::sleep_for(20ms);
+}
+
+}  // namespace
+
+TEST_CASE("a stream of keep-alive comments only ends by event_idle_timeout") {
+    const std::string backend = GENERATE("window", "pull");
+    INFO("backend " << backend);
+    FaultServer server(comments_forever);
+    Options o = with_backend(backend);
+    o.read_timeout = 60s;  // bytes keep coming: only the content deadline can end it
+    o.event_idle_timeout = 300ms;
+    Stream s = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    REQUIRE(items[0].is_error());
+    CHECK(items[0].error->code == ErrorCode::timeout_read);
+    CHECK_THAT(items[0].error->message, Catch::Contains("event_idle_timeout"));
+    CHECK(s.stats().bytes > 0);  // comments did arrive, and did not count
+}
+
+TEST_CASE("first_event_timeout counts from the request's start, the head's wait included") {
+    const std::string backend = GENERATE("window", "pull");
+    const bool head_sent = GENERATE(false, true);
+    INFO("backend " << backend << ", head sent " << head_sent);
+    FaultServer server([&](Peer& peer, std::uint64_t index) {
+        if (head_sent) return comments_forever(peer, index);
+        if (peer.read_request()) peer.stall();
+    });
+    Options o = with_backend(backend);
+    o.read_timeout = 60s;
+    o.first_event_timeout = 300ms;
+    o.event_idle_timeout = 60s;  // the earlier deadline is the one that fires, and is named
+    Stream s = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    REQUIRE(items[0].is_error());
+    CHECK(items[0].error->code == ErrorCode::timeout_read);
+    CHECK_THAT(items[0].error->message, Catch::Contains("first_event_timeout"));
+}
+
+TEST_CASE("a slow but steady stream never trips event_idle_timeout, however long it lasts") {
+    const std::string backend = GENERATE("window", "pull");
+    INFO("backend " << backend);
+    // Eight events 250 ms apart, comments between them: the stream lasts
+    // about 2 s, longer than the 1.5 s idle deadline, and no gap comes near it.
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request() || !peer.send(kSseHead)) return;
+        for (int i = 0; i < 8; ++i) {
+            std::this_thread::sleep_for(125ms);
+            if (!peer.send(chunk(": keep-alive\n\n"))) return;
+            std::this_thread::sleep_for(125ms);
+            if (!peer.send(chunk("data: token " + std::to_string(i) + "\n\n"))) return;
+        }
+        peer.send(chunk("data: [DONE]\n\n") + "0\r\n\r\n");
+    });
+    Options o = with_backend(backend);
+    o.event_idle_timeout = 1500ms;
+    o.first_event_timeout = 1500ms;
+    Stream s = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+    auto items = drain(s);
+    REQUIRE(items.size() == 9);
+    for (int i = 0; i < 8; ++i) CHECK(items[i].event.data == "token " + std::to_string(i));
+    CHECK(items[8].is_done());
+}
+
+TEST_CASE("is_content_event leaves events out of the deadline: pings alone time out") {
+    const std::string backend = GENERATE("window", "pull");
+    INFO("backend " << backend);
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request() || !peer.send(kSseHead)) return;
+        if (!peer.send(chunk("data: real\n\n"))) return;
+        while (!peer.stopping() && peer.send(chunk("event: ping\ndata: {}\n\n")))
+            std::this_thread::sleep_for(20ms);
+    });
+    Options o = with_backend(backend);
+    o.read_timeout = 60s;
+    o.event_idle_timeout = 300ms;
+    o.is_content_event = [](const EventView& e) { return e.type != "ping"; };
+    Stream s = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+    int pings = 0;
+    std::optional<Error> error;
+    std::vector<std::string> data;
+    while (auto item = s.next()) {
+        if (item->is_error()) error = item->error;
+        if (item->is_event() && item->event.type == "ping") ++pings;
+        if (item->is_event() && item->event.type != "ping") data.push_back(item->event.data);
+    }
+    CHECK(data == std::vector<std::string>{"real"});
+    CHECK(pings > 0);  // handed out as events all the same
+    REQUIRE(error);
+    CHECK(error->code == ErrorCode::timeout_read);
+}
+
+TEST_CASE("content deadlines come from Config too, and the call's options win") {
+    FaultServer server(comments_forever);
+    Config config;
+    config.event_idle_timeout = 300ms;
+    configure(config);
+    Options o = with_backend("pull");
+    o.read_timeout = 60s;
+    Stream from_config = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+    auto items = drain(from_config);
+    o.event_idle_timeout = 200ms;
+    Stream from_options = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+    auto items_with_options = drain(from_options);
+    configure(Config{});
+    REQUIRE(items.size() == 1);
+    REQUIRE(items[0].is_error());
+    CHECK_THAT(items[0].error->message, Catch::Contains("for 300 ms"));
+    REQUIRE(items_with_options.size() == 1);
+    REQUIRE(items_with_options[0].is_error());
+    CHECK_THAT(items_with_options[0].error->message, Catch::Contains("for 200 ms"));
+}

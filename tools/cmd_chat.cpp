@@ -16,6 +16,7 @@ int cmd_chat(int argc, char** argv) {
     po::options_description desc("nouscli chat PROMPT [options]  (PROMPT \"-\" reads stdin)");
     std::string provider_name = "openai", base_url, model, system, api_key_env;
     int max_tokens = -1;
+    long long event_timeout_ms = -1;
     ConnectionOptions connection;
     desc.add_options()("help,h", "show this help")("provider", po::value(&provider_name),
                                                    "openai|anthropic|gemini (default openai)")(
@@ -26,7 +27,10 @@ int cmd_chat(int argc, char** argv) {
         "maximum output tokens (anthropic: 1024 unless given)")("no-stream",
                                                                 "one non-streaming request")(
         "json", "print the final message as one JSON object instead of the text")(
-        "api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)");
+        "api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)")(
+        "event-timeout-ms", po::value(&event_timeout_ms),
+        "exit 4 when no content event arrives for N ms (keep-alive comments and pings do not "
+        "count)");
     connection.add_to(desc);
     std::string prompt;
     po::variables_map vm;
@@ -62,6 +66,11 @@ int cmd_chat(int argc, char** argv) {
 
     Options options;
     connection.apply(options);
+    if (vm.count("event-timeout-ms")) {
+        if (event_timeout_ms <= 0)
+            return usage_error("chat", "--event-timeout-ms must be a positive number");
+        options.event_idle_timeout = Milliseconds(event_timeout_ms);
+    }
     const bool json = vm.count("json") > 0;
     connection.set_log_level();
     if (connection.verbose()) print_request(call->url, call->headers, call->body);

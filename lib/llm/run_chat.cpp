@@ -23,7 +23,16 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         }
         return result;
     }
-    nous::http::Stream stream = nous::http::stream(call->url, call->body, call->headers, options);
+    nous::http::Options stream_options = options;
+    if (!stream_options.is_content_event && request.provider == Provider::anthropic) {
+        // Anthropic's `ping` events keep the connection alive and say
+        // nothing: like SSE comments, they never reset the content deadlines.
+        stream_options.is_content_event = [](const nous::http::EventView& e) {
+            return e.type != "ping";
+        };
+    }
+    nous::http::Stream stream =
+        nous::http::stream(call->url, call->body, call->headers, stream_options);
     DeltaParser parser(request.provider);
     Accumulator accumulator;
     std::vector<Delta> deltas;

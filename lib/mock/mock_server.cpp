@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "chat_requests.hpp"
+#include "faults.hpp"
 #include "provider_formats.hpp"
 #include "wire.hpp"
 
@@ -54,6 +55,17 @@ std::string chunk_event(std::string_view content) {
     e += content;
     e += "\"},\"finish_reason\":null}]}\n\n";
     return e;
+}
+
+/// Between two keep-alives of a quiet stream (the faults keepalive_only and slow_first_token).
+constexpr std::chrono::milliseconds kKeepaliveGap(50);
+
+/// The client closed its side (a quiet reply's only way to notice).
+bool peer_gone(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    char byte;
+    return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
 const std::string& small_body_ref() {
@@ -145,23 +157,44 @@ struct MockServer::Impl {
 
     /// A streamed reply: the SSE events in one chunked body, paced like generation
     /// (first-token latency, then tokens_per_second between events), each
-    /// event made as it is sent.
-    bool stream_events(int fd, mock::EventStream events, const std::string& id_header) {
+    /// event made as it is sent; or the stream a fault asks for.
+    bool stream_events(int fd, mock::EventStream events, const std::string& head_lines,
+                       mock::Fault fault, std::chrono::milliseconds fault_delay) {
+        using mock::Fault;
         std::string head =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n" +
-            id_header + "Transfer-Encoding: chunked\r\n\r\n";
+            head_lines + "Transfer-Encoding: chunked\r\n\r\n";
         if (!mock::send_all(fd, head)) return false;
+        if (fault == Fault::keepalive_only || fault == Fault::slow_first_token) {
+            // Keep-alives only: forever, or until the slow first token is due.
+            const auto until = std::chrono::steady_clock::now() + fault_delay;
+            const std::string keepalive(mock::keepalive_event(events.format()));
+            while (fault == Fault::keepalive_only || std::chrono::steady_clock::now() < until) {
+                if (!mock::write_chunk(fd, keepalive) || !sleep_for(kKeepaliveGap)) return false;
+            }
+        }
         if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency))
             return false;
         auto gap = options.tokens_per_second > 0 ? std::chrono::milliseconds(static_cast<long long>(
                                                        1000.0 / options.tokens_per_second))
                                                  : std::chrono::milliseconds(0);
+        // midstream_error and truncate stop after the prologue and a few tokens.
+        const bool stops_early = fault == Fault::midstream_error || fault == Fault::truncate;
+        const std::size_t sent_before_fault = events.prologue_size() + mock::kTokensBeforeFault;
         std::string event, following;
         bool have = events.next(event);
+        std::size_t sent = 0;
         for (bool first = true; have; first = false) {
             if (!first && gap.count() > 0 && !sleep_for(gap)) return false;
+            if (stops_early && sent == sent_before_fault) {
+                if (fault == Fault::midstream_error &&
+                    !mock::write_chunk(fd, mock::midstream_error_event(events.format())))
+                    return false;
+                return mock::write_chunk(fd, "", /*last=*/true);
+            }
             const bool more = events.next(following);
             if (!mock::write_chunk(fd, event, /*last=*/!more)) return false;
+            ++sent;
             event.swap(following);
             have = more;
         }
@@ -227,39 +260,51 @@ struct MockServer::Impl {
         return mock::write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
     }
 
-    /// Answers a chat request: streamed, or whole after as long as generating it would take.
+    /// Answers a chat request: streamed, or whole after as long as generating
+    /// it would take; or fails as its x-mock-fault header asks.
     bool answer_chat(int fd, const mock::ChatRoute& route, const MockRequest& request) {
+        using mock::Fault;
         bool stream = false;
         mock::Reply reply;
         MockResponse error;
-        if (!mock::read_chat(route, request, options, stream, reply, error))
+        auto fault = mock::requested_fault(request, error);
+        if (!fault || !mock::read_chat(route, request, options, stream, reply, error))
             return write_response(fd, error);
-        // A request id as each provider names it (Anthropic: request-id).
         const std::string id = "req_mock_" + std::to_string(served.load());
-        // And the rate-limit headers each provider sends (OpenAI's Go-style
-        // resets; Anthropic's RFC 3339 times), so clients can read them.
-        const std::string id_header =
-            route.format == mock::Format::anthropic
-                ? "request-id: " + id +
-                      "\r\nanthropic-ratelimit-requests-limit: 50\r\n"
-                      "anthropic-ratelimit-requests-remaining: 49\r\n"
-                      "anthropic-ratelimit-requests-reset: 2099-01-01T00:00:00Z\r\n"
-                      "anthropic-ratelimit-tokens-limit: 100000\r\n"
-                      "anthropic-ratelimit-tokens-remaining: 99000\r\n"
-                      "anthropic-ratelimit-tokens-reset: 2099-01-01T00:00:00Z\r\n"
-                : "x-request-id: " + id +
-                      "\r\nx-ratelimit-limit-requests: 5000\r\nx-ratelimit-remaining-requests: "
-                      "4999\r\n"
-                      "x-ratelimit-reset-requests: 12ms\r\nx-ratelimit-limit-tokens: 800000\r\n"
-                      "x-ratelimit-remaining-tokens: 799000\r\nx-ratelimit-reset-tokens: 6m0s\r\n";
+        const auto operations =
+            mock::operations_headers(route.format, id, *fault == Fault::rate_limit);
+        if (auto failed = mock::error_reply(route.format, *fault)) {
+            failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
+            return write_response(fd, *failed);
+        }
+        std::string head_lines;
+        for (const auto& [name, value] : operations) head_lines += name + ": " + value + "\r\n";
         if (stream)
-            return stream_events(fd, mock::EventStream(route.format, std::move(reply)), id_header);
+            return stream_events(fd, mock::EventStream(route.format, std::move(reply)), head_lines,
+                                 *fault, mock::fault_delay(request));
         auto generation = options.first_token_latency;
         if (options.tokens_per_second > 0)
             generation += std::chrono::milliseconds(
                 static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
+        if (*fault == Fault::slow_first_token) generation += mock::fault_delay(request);
+        if (*fault == Fault::keepalive_only) {
+            // A whole reply has nothing to keep alive: no byte, until the client gives up.
+            while (sleep_for(kKeepaliveGap)) {
+                if (peer_gone(fd)) return false;
+            }
+            return false;
+        }
         if (generation.count() > 0 && !sleep_for(generation)) return false;
-        return write_whole(fd, mock::whole_body(route.format, reply), id_header);
+        const auto body = mock::whole_body(route.format, reply);
+        if (*fault == Fault::midstream_error || *fault == Fault::truncate) {
+            // A whole reply cut in half: Content-Length promises more than is sent.
+            std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + head_lines +
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+            body.read(0, static_cast<std::size_t>(body.size() / 2), out);
+            mock::send_all(fd, out);
+            return false;  // and the connection closes
+        }
+        return write_whole(fd, body, head_lines);
     }
 
     void serve(int fd) {

@@ -33,6 +33,9 @@ class EventStream {
     EventStream(Format format, Reply reply);
     /// The next event into `out` (replaced); false after the last.
     bool next(std::string& out);
+    /// Events before the first token's (Anthropic's message_start and block start).
+    std::size_t prologue_size() const noexcept { return prologue_.size(); }
+    Format format() const noexcept { return format_; }
 
   private:
     Format format_;

@@ -54,6 +54,8 @@ std::string reason_for(int status) {
             return "Internal Server Error";
         case 503:
             return "Service Unavailable";
+        case 529:
+            return "Overloaded";  // Anthropic's
         default:
             return "Status";
     }
@@ -157,6 +159,7 @@ bool write_response(int fd, int status,
 }
 
 bool write_chunk(int fd, std::string_view data, bool last) {
+    if (data.empty()) return !last || send_all(fd, "0\r\n\r\n");  // a 0-size chunk is the end
     char size[32];
     int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
     std::string frame;

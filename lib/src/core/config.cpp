@@ -147,6 +147,10 @@ Settings effective_settings(const Options& options, const Config& config) {
     s.max_event_bytes = options.max_event_bytes.value_or(defaults::max_event_bytes);
     s.max_concurrent_streams =
         config.max_concurrent_streams.value_or(defaults::max_concurrent_streams);
+    s.first_event_timeout =
+        options.first_event_timeout ? options.first_event_timeout : config.first_event_timeout;
+    s.event_idle_timeout =
+        options.event_idle_timeout ? options.event_idle_timeout : config.event_idle_timeout;
     return s;
 }
 

@@ -37,6 +37,8 @@ struct Settings {
     Milliseconds window_max_park{defaults::window_max_park};
     std::size_t max_event_bytes = defaults::max_event_bytes;
     std::size_t max_concurrent_streams = defaults::max_concurrent_streams;
+    std::optional<Milliseconds> first_event_timeout;  ///< unset: none
+    std::optional<Milliseconds> event_idle_timeout;   ///< unset: none
 };
 
 /// The one list of Config's fields with their NOUS_HTTP_CONFIG key: the
@@ -57,6 +59,8 @@ void for_each_config_field(Visit&& visit) {
     visit("window_low_bytes", &Config::window_low_bytes);
     visit("window_max_park_ms", &Config::window_max_park);
     visit("max_concurrent_streams", &Config::max_concurrent_streams);
+    visit("first_event_timeout_ms", &Config::first_event_timeout);
+    visit("event_idle_timeout_ms", &Config::event_idle_timeout);
 }
 
 /// The keys of a NOUS_HTTP_CONFIG file (docs/configuration.md); nullopt with

@@ -6,6 +6,7 @@
 #include "codec/decoders.hpp"
 #include "core/cancel.hpp"
 #include "core/config.hpp"
+#include "stream/content_watch.hpp"
 #include "stream/stream_backends.hpp"
 
 namespace nous::http {
@@ -14,8 +15,9 @@ namespace nous::http {
 
 /// The handle's state. It is also what a caller's shared token
 /// (Options::cancel) interrupts: a cancel of that token ends this stream as
-/// Stream::cancel() does, whichever backend made it.
-struct Stream::State final : detail::CancelTarget {
+/// Stream::cancel() does, whichever backend made it; and what the content
+/// deadlines interrupt (Options::event_idle_timeout), the same way.
+struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget {
     std::unique_ptr<ChunkSource> source;
     std::unique_ptr<Decoder> decoder;
     detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
@@ -31,9 +33,26 @@ struct Stream::State final : detail::CancelTarget {
     std::atomic<bool> cancelled{false};
     std::atomic<std::uint64_t> items{0};
     std::atomic<bool> done_seen{false};
-    /// Registered with Options::cancel; last, so that it is dropped before the
-    /// source it interrupts is destroyed.
+    /// Which events reset the content deadlines (Options::is_content_event); empty: all.
+    std::function<bool(const EventView&)> is_content_event;
+    /// Registered with Options::cancel and the content watcher; last, so that
+    /// they are dropped before the source they interrupt is destroyed.
+    std::optional<detail::ContentWatch> content_watch;
     std::optional<detail::CancelRegistration> shared_cancel;
+
+    /// On the watcher's thread, under its lock: as quick as interrupt().
+    void content_deadline_passed() noexcept override {
+        if (source) source->cancel();
+    }
+
+    /// The error a source's failure becomes: a passed content deadline or a
+    /// cancel explains it better than the source's own words.
+    Error failure(Error&& from_source) const {
+        if (content_watch)
+            if (auto expired = content_watch->expired()) return std::move(*expired);
+        if (cancelled.load()) return Error(ErrorCode::cancelled, "stream cancelled");
+        return std::move(from_source);
+    }
 
     /// On the cancelling thread, under the token's lock: quick, and never
     /// back into that token (the source has a token of its own).
@@ -123,6 +142,8 @@ std::optional<StreamItemView> Stream::next_view() {
             s.items.store(s.items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
             StreamItemView item;
             item.event = s.views[s.view_pos++];
+            if (s.content_watch && (!s.is_content_event || s.is_content_event(item.event)))
+                s.content_watch->content();
             return item;
         }
         if (s.terminal != State::Terminal::none) {
@@ -141,6 +162,7 @@ std::optional<StreamItemView> Stream::next_view() {
         // The views of the previous piece are void from here: its storage goes back.
         if (s.current.kind == ChunkSource::Piece::Kind::data)
             s.source->recycle(std::move(s.current.bytes));
+        if (s.content_watch) s.content_watch->waiting();
         s.current = s.source->next();
         switch (s.current.kind) {
             case ChunkSource::Piece::Kind::data:
@@ -159,8 +181,7 @@ std::optional<StreamItemView> Stream::next_view() {
             case ChunkSource::Piece::Kind::error:
                 s.views.clear();
                 s.view_pos = 0;
-                s.end_with(s.cancelled.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                              : std::move(*s.current.error));
+                s.end_with(s.failure(std::move(*s.current.error)));
                 break;
         }
     }
@@ -226,16 +247,24 @@ std::unique_ptr<Decoder> decoder_for(const Options& options) {
 namespace detail {
 
 struct StreamAccess {
-    /// Ties the stream to the caller's token for the stream's lifetime.
-    static Stream watch(Stream stream, const CancelToken* token) {
-        if (token && stream.state_)
-            stream.state_->shared_cancel.emplace(token, stream.state_.get());
+    static Stream watch(Stream stream, const Options& options, const Config& config,
+                        Clock::time_point start) {
+        Stream::State* s = stream.state_.get();
+        if (!s || !s->source) return stream;  // failed already: nothing to watch
+        const Settings settings = effective_settings(options, config);
+        if (settings.first_event_timeout || settings.event_idle_timeout) {
+            s->is_content_event = options.is_content_event;
+            s->content_watch.emplace(s, start, settings.first_event_timeout,
+                                     settings.event_idle_timeout);
+        }
+        if (options.cancel) s->shared_cancel.emplace(options.cancel, s);
         return stream;
     }
 };
 
-Stream watch_cancel(Stream stream, const CancelToken* token) {
-    return StreamAccess::watch(std::move(stream), token);
+Stream watch_call(Stream stream, const Options& options, const Config& config,
+                  Clock::time_point start) {
+    return StreamAccess::watch(std::move(stream), options, config, start);
 }
 
 }  // namespace detail

@@ -142,15 +142,17 @@ Result<std::string> resolve_stream_backend_name(const Options& options) {
 
 Stream stream(std::string_view url, std::string_view body, const Headers& headers,
               const Options& options) {
+    const auto start = detail::Clock::now();  // first_event_timeout counts from here
     const auto env = detail::read_env();
     const auto config = detail::config_snapshot(env);
     auto backend = stream_backend_for(options, env, *config);
     if (!backend) return Stream::failed(backend.error());
     const Request request{url, body, &headers};
-    // One pipeline for every backend; Options::cancel ends the stream
-    // whichever backend made it (a stream also has its own Stream::cancel()).
-    return detail::watch_cancel(backend.value()->open_with(request, options, env, *config),
-                                options.cancel);
+    // One pipeline for every backend; Options::cancel and the content
+    // deadlines end the stream whichever backend made it (a stream also has
+    // its own Stream::cancel()).
+    return detail::watch_call(backend.value()->open_with(request, options, env, *config), options,
+                              *config, start);
 }
 
 }  // namespace nous::http

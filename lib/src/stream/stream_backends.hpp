@@ -21,8 +21,10 @@ class PreparedStreamBackend : public StreamBackend {
                              const Config& config) = 0;
 };
 
-/// Ties a stream to the caller's token for its lifetime (stream/stream.cpp).
-Stream watch_cancel(Stream stream, const CancelToken* token);
+/// Ties a stream to the caller's token (Options::cancel) and to its content
+/// deadlines, counted from `start`, for its lifetime (stream/stream.cpp).
+Stream watch_call(Stream stream, const Options& options, const Config& config,
+                  Clock::time_point start);
 
 /// The decoder `options` select, with the merged event cap.
 std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t max_event_bytes);

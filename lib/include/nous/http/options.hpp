@@ -55,6 +55,7 @@ enum class StreamFormat {
 };
 
 class Decoder;
+struct EventView;
 
 namespace detail {
 struct CancelAccess;
@@ -129,6 +130,18 @@ struct Options {
     std::optional<std::size_t> window_low_bytes;
     std::optional<Milliseconds> window_max_park;
     std::optional<std::size_t> max_event_bytes;
+    /// Deadlines that count content, not bytes: the longest wait from the
+    /// call's start to its first content event, and the longest wait for the
+    /// next one (the consumer waiting in next()). SSE comments are never
+    /// events, so keep-alive comments never reset them; `is_content_event`
+    /// can leave out a provider's pings too. Expiry ends the stream with
+    /// `timeout_read` naming the deadline. Unset (the default): none; the
+    /// byte-level read_timeout applies as always.
+    std::optional<Milliseconds> first_event_timeout;
+    std::optional<Milliseconds> event_idle_timeout;
+    /// Which events count as content for the two deadlines; empty: every
+    /// event. Called on the consumer's thread with each event handed out.
+    std::function<bool(const EventView&)> is_content_event;
 };
 
 /// Application-wide configuration: `configure()` in code, or a JSON file named
@@ -146,6 +159,8 @@ struct Config {
     std::optional<std::size_t> window_low_bytes;
     std::optional<Milliseconds> window_max_park;
     std::optional<std::size_t> max_concurrent_streams;
+    std::optional<Milliseconds> first_event_timeout;
+    std::optional<Milliseconds> event_idle_timeout;
 };
 
 /// Replace the programmatic app config. Thread-safe.

@@ -1,0 +1,174 @@
+// The mock's faults in each provider's words. The bodies follow what the
+// providers document and send: OpenAI {"error":{"message","type","code"}},
+// Anthropic {"type":"error","error":{"type","message"}}, Gemini
+// {"error":{"code","message","status","details"}}.
+
+#include "faults.hpp"
+
+#include <charconv>
+
+namespace nous::http::mock {
+
+namespace {
+
+struct FaultName {
+    std::string_view name;
+    Fault fault;
+};
+
+constexpr FaultName kFaults[] = {
+    {"rate_limit", Fault::rate_limit},           {"quota", Fault::quota},
+    {"overloaded", Fault::overloaded},           {"server_error", Fault::server_error},
+    {"midstream_error", Fault::midstream_error}, {"truncate", Fault::truncate},
+    {"keepalive_only", Fault::keepalive_only},   {"slow_first_token", Fault::slow_first_token},
+};
+
+MockResponse json_reply(int status, std::string body) {
+    MockResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+}
+
+std::string openai_error(std::string_view message, std::string_view type, std::string_view code) {
+    return R"({"error":{"message":)" + json_string(message) + R"(,"type":)" + json_string(type) +
+           R"(,"param":null,"code":)" + json_string(code) + "}}";
+}
+
+std::string anthropic_error(std::string_view type, std::string_view message) {
+    return R"({"type":"error","error":{"type":)" + json_string(type) + R"(,"message":)" +
+           json_string(message) + "}}";
+}
+
+std::string gemini_error(int code, std::string_view message, std::string_view status,
+                         std::string_view details = "") {
+    return R"({"error":{"code":)" + std::to_string(code) + R"(,"message":)" + json_string(message) +
+           R"(,"status":)" + json_string(status) +
+           (details.empty() ? std::string() : ",\"details\":" + std::string(details)) + "}}";
+}
+
+}  // namespace
+
+std::optional<Fault> requested_fault(const MockRequest& request, MockResponse& error) {
+    auto value = request.header("x-mock-fault");
+    if (!value || value->empty()) return Fault::none;
+    for (const auto& f : kFaults)
+        if (f.name == *value) return f.fault;
+    std::string known;
+    for (const auto& f : kFaults) known += (known.empty() ? "" : ", ") + std::string(f.name);
+    error =
+        json_reply(400, openai_error("unknown x-mock-fault " + *value + " (known: " + known + ")",
+                                     "invalid_request_error", "unknown_fault"));
+    return std::nullopt;
+}
+
+std::chrono::milliseconds fault_delay(const MockRequest& request) {
+    if (auto value = request.header("x-mock-fault-ms")) {
+        long long ms = 0;
+        auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), ms);
+        if (ec == std::errc() && end == value->data() + value->size() && ms >= 0)
+            return std::chrono::milliseconds(ms);
+    }
+    return std::chrono::milliseconds(1000);
+}
+
+HeaderList operations_headers(Format format, const std::string& request_id, bool exhausted) {
+    if (format == Format::anthropic) {
+        const char* reset = exhausted ? "2000-01-01T00:00:01Z" : "2099-01-01T00:00:00Z";
+        return {{"request-id", request_id},
+                {"anthropic-ratelimit-requests-limit", "50"},
+                {"anthropic-ratelimit-requests-remaining", exhausted ? "0" : "49"},
+                {"anthropic-ratelimit-requests-reset", reset},
+                {"anthropic-ratelimit-tokens-limit", "100000"},
+                {"anthropic-ratelimit-tokens-remaining", exhausted ? "0" : "99000"},
+                {"anthropic-ratelimit-tokens-reset", reset}};
+    }
+    return {{"x-request-id", request_id},
+            {"x-ratelimit-limit-requests", "5000"},
+            {"x-ratelimit-remaining-requests", exhausted ? "0" : "4999"},
+            {"x-ratelimit-reset-requests", exhausted ? "20ms" : "12ms"},
+            {"x-ratelimit-limit-tokens", "800000"},
+            {"x-ratelimit-remaining-tokens", exhausted ? "0" : "799000"},
+            {"x-ratelimit-reset-tokens", exhausted ? "20ms" : "6m0s"}};
+}
+
+std::optional<MockResponse> error_reply(Format format, Fault fault) {
+    const bool anthropic = format == Format::anthropic, gemini = format == Format::gemini;
+    switch (fault) {
+        case Fault::rate_limit: {
+            // A short hint, so that a client's retry comes quickly in tests.
+            MockResponse r = json_reply(
+                429,
+                anthropic ? anthropic_error("rate_limit_error",
+                                            "Number of requests has exceeded your rate limit")
+                : gemini
+                    ? gemini_error(
+                          429, "Resource has been exhausted (e.g. check quota).",
+                          "RESOURCE_EXHAUSTED",
+                          R"([{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0.02s"}])")
+                    : openai_error("Rate limit reached for requests", "requests",
+                                   "rate_limit_exceeded"));
+            if (!gemini) r.headers.emplace_back("retry-after-ms", "20");
+            return r;
+        }
+        case Fault::quota:
+            return json_reply(
+                429,
+                anthropic
+                    ? anthropic_error("billing_error",
+                                      "Your credit balance is too low to access the Anthropic API")
+                : gemini
+                    ? gemini_error(
+                          429, "You exceeded your current quota, please check your plan.",
+                          "RESOURCE_EXHAUSTED",
+                          R"([{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}])")
+                    : openai_error("You exceeded your current quota, please check your plan and "
+                                   "billing details.",
+                                   "insufficient_quota", "insufficient_quota"));
+        case Fault::overloaded:
+            return anthropic ? json_reply(529, anthropic_error("overloaded_error", "Overloaded"))
+                   : gemini  ? json_reply(503, gemini_error(503,
+                                                            "The model is overloaded. Please try "
+                                                             "again later.",
+                                                            "UNAVAILABLE"))
+                             : json_reply(503, openai_error("The server is overloaded or not "
+                                                             "ready yet.",
+                                                            "server_error", "overloaded"));
+        case Fault::server_error:
+            return anthropic
+                       ? json_reply(500, anthropic_error("api_error", "Internal server error"))
+                   : gemini
+                       ? json_reply(
+                             500, gemini_error(500, "An internal error has occurred.", "INTERNAL"))
+                       : json_reply(500, openai_error("The server had an error while processing "
+                                                      "your request.",
+                                                      "server_error", "server_error"));
+        default:
+            return std::nullopt;
+    }
+}
+
+std::string midstream_error_event(Format format) {
+    switch (format) {
+        case Format::anthropic:
+            return "event: error\ndata: " + anthropic_error("overloaded_error", "Overloaded") +
+                   "\n\n";
+        case Format::gemini:
+            return "data: " +
+                   gemini_error(500, "An internal error has occurred mid-stream.", "INTERNAL") +
+                   "\n\n";
+        case Format::openai:
+            break;
+    }
+    return "data: " +
+           openai_error("The server had an error while processing your request.", "server_error",
+                        "server_error") +
+           "\n\n";
+}
+
+std::string_view keepalive_event(Format format) {
+    return format == Format::anthropic ? "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+                                       : ": keep-alive\n\n";
+}
+
+}  // namespace nous::http::mock
