@@ -80,6 +80,7 @@ TEST_CASE("the mock server's streamed completion arrives token by token, range-f
     }
     CHECK(done);
     CHECK(text == "Hello from the nous-http mock server.");
+    CHECK(s.request_id() == "req_mock_1");  // the head's x-request-id
     auto request = server.last_request();
     CHECK(request.header("accept") == std::optional<std::string>("text/event-stream"));
     CHECK(request.header("content-type") == std::optional<std::string>("application/json"));

@@ -11,12 +11,19 @@ namespace nous::llm {
 
 void Accumulator::add(const Delta& delta) {
     partial_.text += delta.text;
+    partial_.reasoning.text += delta.reasoning;
+    // A signature or item id arrives whole (Anthropic's signature_delta, a
+    // Gemini part's thoughtSignature, a Responses item): the last one wins.
+    if (!delta.reasoning_signature.empty())
+        partial_.reasoning.signature = delta.reasoning_signature;
+    if (!delta.reasoning_id.empty()) partial_.reasoning.id = delta.reasoning_id;
     for (const ToolCallDelta& piece : delta.tool_calls) {
         auto [at, added] = call_at_.try_emplace(piece.index, calls_.size());
         if (added) calls_.push_back(Call{piece.index, {}});
         Call& call = calls_[at->second];
         if (!piece.id.empty()) call.call.id = piece.id;
         if (!piece.name.empty()) call.call.name = piece.name;
+        if (!piece.signature.empty()) call.call.signature = piece.signature;
         call.call.arguments += piece.arguments;
     }
     if (delta.input_tokens) {
@@ -92,6 +99,8 @@ std::string to_json(const ChatResult& result) {
     } else {
         w.Null();
     }
+    w.Key("reasoning");
+    str(result.reasoning.text);
     w.Key("request_id");
     if (result.request_id.empty())
         w.Null();
@@ -125,6 +134,10 @@ std::string to_json(const ChatResult& result) {
     } else {
         w.Null();
     }
+    // The message to append to a --messages file for the next turn.
+    w.Key("message");
+    const std::string message = message_to_json(result.message());
+    w.RawValue(message.data(), message.size(), rapidjson::kObjectType);
     w.EndObject();
     return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -1,4 +1,5 @@
-// Stream items of the three providers into one Delta type.
+// Stream items of OpenAI chat completions, Anthropic and Gemini into one
+// Delta type (the Responses API: responses_format.cpp), whole responses too.
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -7,44 +8,13 @@
 
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "provider_json.hpp"
 
 namespace nous::llm {
 
 namespace {
 
-using rapidjson::Value;
-
-const Value* member(const Value& v, const char* name) {
-    if (!v.IsObject()) return nullptr;
-    auto it = v.FindMember(name);
-    return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::optional<std::string> string_member(const Value& v, const char* name) {
-    const Value* m = member(v, name);
-    if (!m || !m->IsString()) return std::nullopt;
-    return std::string(m->GetString(), m->GetStringLength());
-}
-
-std::optional<std::int64_t> int_member(const Value& v, const char* name) {
-    const Value* m = member(v, name);
-    if (!m || !m->IsInt64()) return std::nullopt;
-    return m->GetInt64();
-}
-
-std::string compact(const Value& v) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    v.Accept(w);
-    return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-/// The provider's message of an error object ({"message":..}), or the object itself.
-std::string error_text(const Value& error) {
-    if (auto message = string_member(error, "message")) return *message;
-    if (error.IsString()) return std::string(error.GetString(), error.GetStringLength());
-    return compact(error);
-}
+using namespace detail;
 
 /// OpenAI usage: prompt and completion tokens, the cached part of the
 /// prompt, the reasoning part of the completion.
@@ -72,14 +42,6 @@ void gemini_usage(const Value& usage, Delta& d) {
     d.reasoning_tokens = int_member(usage, "thoughtsTokenCount");
 }
 
-bool has_usage(const Delta& d) {
-    return d.input_tokens || d.output_tokens || d.cached_input_tokens || d.reasoning_tokens;
-}
-
-Error malformed(std::string why) {
-    return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why);
-}
-
 /// The index of an OpenAI-compatible tool-call piece. Sent: as is (64-bit).
 /// Missing (some compatible servers): a new id starts a new call, a piece
 /// without one continues the last call, as the official SDKs assemble them.
@@ -100,6 +62,31 @@ std::int64_t tool_call_index(const Value& call, const std::string& id, Calls& ca
     return index;
 }
 
+/// Reasoning in an OpenAI-compatible delta or message, in every spelling
+/// servers use: `reasoning_content` (DeepSeek, older vLLM), `reasoning`
+/// (vLLM >= 0.9, OpenRouter), `reasoning_details[]` (OpenRouter: text or
+/// summary pieces, signatures, encrypted data). OpenRouter sends `reasoning`
+/// and `reasoning_details` together with the same text: the text is taken
+/// from one spelling only, the signature from the details.
+void openai_reasoning(const Value& delta, Delta& d) {
+    std::optional<std::string> text = string_member(delta, "reasoning_content");
+    if (!text) text = string_member(delta, "reasoning");
+    const Value* details = member(delta, "reasoning_details");
+    if (details && details->IsArray()) {
+        for (const Value& detail : details->GetArray()) {
+            if (!text) {
+                if (auto piece = string_member(detail, "text")) d.reasoning += *piece;
+                if (auto piece = string_member(detail, "summary")) d.reasoning += *piece;
+            }
+            if (auto signature = string_member(detail, "signature"))
+                d.reasoning_signature = *signature;
+            if (string_member(detail, "type") == std::optional<std::string>("reasoning.encrypted"))
+                if (auto data = string_member(detail, "data")) d.reasoning_signature = *data;
+        }
+    }
+    if (text) d.reasoning += *text;
+}
+
 /// Only the first choice (index 0) is the message: with `n` > 1 a server
 /// interleaves choices, and mixing them would merge different answers.
 bool is_first_choice(const Value& choice) {
@@ -111,8 +98,15 @@ template <typename Calls>
 void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
     Delta d;
     bool any = false;
+    // A chunk holding "error" (OpenAI; OpenRouter beside finish_reason
+    // "error", its code a number), or vLLM's {"object":"error","message"}.
     if (const Value* error = member(doc, "error"); error && !error->IsNull()) {
         d.error = error_text(*error);
+        out.push_back(std::move(d));
+        return;
+    }
+    if (string_member(doc, "object") == std::optional<std::string>("error")) {
+        d.error = error_text(doc);
         out.push_back(std::move(d));
         return;
     }
@@ -124,6 +118,7 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
                     d.text += *text;
                     any = true;
                 }
+                openai_reasoning(*delta, d);
                 if (const Value* calls = member(*delta, "tool_calls"); calls && calls->IsArray()) {
                     for (const Value& call : calls->GetArray()) {
                         ToolCallDelta t;
@@ -149,7 +144,7 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
         openai_usage(*usage, d);
         any = any || has_usage(d);
     }
-    if (any) out.push_back(std::move(d));
+    if (any || adds_something(d)) out.push_back(std::move(d));
 }
 
 void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out) {
@@ -169,6 +164,10 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
                 input && input->IsObject() && input->MemberCount() > 0)
                 t.arguments = compact(*input);
             d.tool_calls.push_back(std::move(t));
+        } else if (block &&
+                   string_member(*block, "type") == std::optional<std::string>("thinking")) {
+            d.reasoning = string_member(*block, "thinking").value_or("");
+            d.reasoning_signature = string_member(*block, "signature").value_or("");
         } else if (block) {
             d.text = string_member(*block, "text").value_or("");
         }
@@ -178,6 +177,10 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
         const auto kind = string_member(*delta, "type").value_or("");
         if (kind == "text_delta") {
             d.text = string_member(*delta, "text").value_or("");
+        } else if (kind == "thinking_delta") {
+            d.reasoning = string_member(*delta, "thinking").value_or("");
+        } else if (kind == "signature_delta") {
+            d.reasoning_signature = string_member(*delta, "signature").value_or("");
         } else if (kind == "input_json_delta") {
             ToolCallDelta t;
             t.index = int_member(doc, "index").value_or(0);
@@ -196,9 +199,7 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     } else {
         return;  // content_block_stop, ping, unknown: nothing to add
     }
-    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || has_usage(d) || d.error ||
-        d.end_of_message)
-        out.push_back(std::move(d));
+    if (adds_something(d)) out.push_back(std::move(d));
 }
 
 void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
@@ -218,15 +219,27 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
             if (const Value* content = member(candidate, "content"))
                 if (const Value* parts = member(*content, "parts"); parts && parts->IsArray())
                     for (const Value& part : parts->GetArray()) {
-                        if (auto text = string_member(part, "text")) d.text += *text;
+                        const Value* thought = member(part, "thought");
+                        const bool is_thought = thought && thought->IsBool() && thought->GetBool();
+                        auto signature = string_member(part, "thoughtSignature");
+                        if (auto text = string_member(part, "text"))
+                            (is_thought ? d.reasoning : d.text) += *text;
                         if (const Value* fn = member(part, "functionCall")) {
                             ToolCallDelta t;
                             t.index = calls++;
                             t.id = string_member(*fn, "id").value_or("");
                             t.name = string_member(*fn, "name").value_or("");
+                            // Gemini often sends no id: one of ours, so that a tool
+                            // result can name the call it answers (it is never sent).
+                            if (t.id.empty())
+                                t.id = "call_" + std::to_string(t.index) + "_" + t.name;
                             const Value* args = member(*fn, "args");
                             t.arguments = args ? compact(*args) : "{}";
+                            // The signature of a call's part goes back with that call.
+                            if (signature) t.signature = std::move(*signature);
                             d.tool_calls.push_back(std::move(t));
+                        } else if (signature) {
+                            d.reasoning_signature = std::move(*signature);
                         }
                     }
             if (auto reason = string_member(candidate, "finishReason")) {
@@ -236,11 +249,18 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
         }
     }
     if (const Value* usage = member(doc, "usageMetadata")) gemini_usage(*usage, d);
-    if (!d.text.empty() || !d.tool_calls.empty() || d.finish_reason || has_usage(d))
-        out.push_back(std::move(d));
+    if (adds_something(d)) out.push_back(std::move(d));
 }
 
 }  // namespace
+
+DeltaParser::DeltaParser(Provider provider) : provider_(provider) {
+    if (provider == Provider::openai_responses)
+        responses_ = std::make_unique<detail::ResponsesState>();
+}
+DeltaParser::~DeltaParser() = default;
+DeltaParser::DeltaParser(DeltaParser&&) noexcept = default;
+DeltaParser& DeltaParser::operator=(DeltaParser&&) noexcept = default;
 
 std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vector<Delta>& out) {
     std::string_view data = event.data;
@@ -268,6 +288,10 @@ std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vec
                 return malformed("a Gemini chunk is not a JSON object");
             gemini(root, gemini_calls_, out);
             break;
+        case Provider::openai_responses:
+            if (!root.IsObject()) return malformed("a Responses event is not a JSON object");
+            responses_event(root, *responses_, out);
+            break;
     }
     return std::nullopt;
 }
@@ -294,6 +318,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
                 Delta d;
                 if (const Value* message = member(choice, "message")) {
                     d.text = string_member(*message, "content").value_or("");
+                    openai_reasoning(*message, d);
                     if (const Value* calls = member(*message, "tool_calls");
                         calls && calls->IsArray()) {
                         std::int64_t index = 0;
@@ -335,6 +360,9 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
                 const auto type = string_member(block, "type").value_or("");
                 if (type == "text") {
                     d.text = string_member(block, "text").value_or("");
+                } else if (type == "thinking") {
+                    d.reasoning = string_member(block, "thinking").value_or("");
+                    d.reasoning_signature = string_member(block, "signature").value_or("");
                 } else if (type == "tool_use") {
                     ToolCallDelta t;
                     t.index = index;
@@ -360,6 +388,10 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
             gemini(root, calls, deltas);
             break;
         }
+        case Provider::openai_responses:
+            if (!root.IsObject()) return malformed("a Responses response is not a JSON object");
+            if (auto bad = responses_whole(root, deltas)) return *bad;
+            break;
     }
     Accumulator accumulator;
     for (const Delta& d : deltas) accumulator.add(d);
@@ -382,12 +414,8 @@ Error provider_error(Provider provider, Error error) {
         object = &root[0];  // Gemini wraps errors in an array at times
     const Value* e = member(*object, "error");
     if (!e) return error;
-    std::string text = error_text(*e);
-    if (provider == Provider::gemini)
-        if (auto status = string_member(*e, "status")) text += " (" + *status + ")";
-    if (provider == Provider::anthropic)
-        if (auto type = string_member(*e, "type")) text += " (" + *type + ")";
-    error.message = "HTTP " + std::to_string(error.status) + ": " + text;
+    (void)provider;  // every format's error object reads alike: message (code / type / status)
+    error.message = "HTTP " + std::to_string(error.status) + ": " + error_text(*e);
     return error;
 }
 

@@ -39,7 +39,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     auto finished = [&] {
         ChatResult result = accumulator.result();
         const nous::http::Headers headers = stream.response_headers();
-        result.request_id = nous::http::request_id_of(headers);
+        result.request_id = stream.request_id();
         result.rate_limit = parse_rate_limit(headers);
         return result;
     };

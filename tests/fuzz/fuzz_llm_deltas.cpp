@@ -40,7 +40,7 @@ std::string assemble(nous::llm::Provider provider, std::string_view bytes,
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view bytes(reinterpret_cast<const char*>(data), size);
     for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic,
-                          nous::llm::Provider::gemini}) {
+                          nous::llm::Provider::gemini, nous::llm::Provider::openai_responses}) {
         const std::string whole = assemble(provider, bytes, {});
         const std::string split =
             assemble(provider, bytes, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(bytes)));

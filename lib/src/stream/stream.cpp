@@ -219,6 +219,8 @@ Headers Stream::response_headers() const {
     return state_->source ? state_->source->response_headers() : Headers{};
 }
 
+std::string Stream::request_id() const { return request_id_of(response_headers()); }
+
 namespace detail {
 
 std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t cap) {

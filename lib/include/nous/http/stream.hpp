@@ -78,6 +78,9 @@ class Stream {
     StreamStats stats() const;
     /// The response headers (lower-case names), once `stats().status` is set. Thread-safe.
     Headers response_headers() const;
+    /// The server's request id (as Response::request_id), once the head
+    /// arrived; "" before, or when the server sent none. Thread-safe.
+    std::string request_id() const;
 
     class iterator {
       public:

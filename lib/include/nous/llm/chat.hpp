@@ -1,12 +1,15 @@
 #pragma once
-// Provider helpers on top of nous_http: chat requests for OpenAI chat
-// completions (and the many servers that speak it), Anthropic Messages and
-// Gemini generateContent; one Delta type for their stream items; an
-// accumulator that assembles the final message; provider error bodies turned
-// into readable errors. Library nous_llm; docs/llm.md.
+// Provider helpers on top of nous_http: conversations (roles, text and image
+// parts, tool calls and their results, reasoning with its signature) sent as
+// OpenAI chat completions (and the many servers that speak it), the OpenAI
+// Responses API, Anthropic Messages and Gemini generateContent; one Delta
+// type for their stream items; an accumulator that assembles the final
+// message, which turns into the message to append for the next turn; provider
+// error bodies turned into readable errors. Library nous_llm; docs/llm.md.
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,23 +27,87 @@ using nous::http::Headers;
 template <typename T>
 using Result = nous::http::Result<T>;
 
-enum class Provider { openai, anthropic, gemini };
+/// openai: chat completions; openai_responses: the Responses API
+/// (POST {base}/responses).
+enum class Provider { openai, anthropic, gemini, openai_responses };
 
-/// "openai", "anthropic", "gemini".
+/// "openai", "anthropic", "gemini", "openai-responses".
 std::string_view to_string(Provider provider) noexcept;
 /// The provider of a name above; nullopt for anything else.
 std::optional<Provider> provider_from_name(std::string_view name) noexcept;
-/// https://api.openai.com/v1, https://api.anthropic.com/v1,
+/// https://api.openai.com/v1 (both OpenAI formats), https://api.anthropic.com/v1,
 /// https://generativelanguage.googleapis.com/v1beta.
 std::string default_base_url(Provider provider);
 /// The environment variable that conventionally holds the provider's key:
 /// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (the official SDKs read these).
 std::string default_api_key_env(Provider provider);
 
-struct ChatMessage {
-    std::string role;  ///< "user" or "assistant" (Gemini's "model" is written for "assistant")
-    std::string content;
+/// One part of a message's content beyond its text: more text, or an image.
+struct ContentPart {
+    enum class Kind { text, image };
+    Kind kind = Kind::text;
+    std::string text;        ///< kind text
+    std::string image_url;   ///< kind image, by URL (https); empty when given as data
+    std::string media_type;  ///< kind image as data: "image/png", "image/jpeg"...
+    std::string data;        ///< kind image as data: the base64 bytes
+
+    static ContentPart text_part(std::string text);
+    /// An image by URL; a `data:MEDIA;base64,DATA` URL becomes media type and data.
+    static ContentPart image(std::string url);
+    static ContentPart image_data(std::string media_type, std::string base64);
 };
+
+/// A tool call the model made.
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  ///< the call's JSON arguments as one string, as OpenAI sends them
+    /// Gemini's thoughtSignature on the call's part: sent back with it on the next turn.
+    std::string signature;
+};
+
+/// The model's reasoning on an assistant message, and what the provider needs
+/// to accept it back: Anthropic's thinking `signature`, Gemini's
+/// `thoughtSignature`, the Responses API's reasoning item (`id`,
+/// `encrypted_content` as the signature).
+struct Reasoning {
+    std::string text;
+    std::string signature;
+    std::string id;  ///< Responses API: the reasoning item's id
+    bool empty() const noexcept { return text.empty() && signature.empty() && id.empty(); }
+};
+
+/// A message of the conversation. Roles: "system", "user", "assistant",
+/// "tool" (a tool's result). Each provider's mapping is in docs/llm.md.
+struct ChatMessage {
+    ChatMessage() = default;
+    /// A message of text: ChatMessage{"user", "Hello"}.
+    ChatMessage(std::string role_, std::string content_)
+        : role(std::move(role_)), content(std::move(content_)) {}
+
+    std::string role;
+    std::string content;  ///< the text (a tool result's content)
+    /// After `content`: more text parts and images (user messages).
+    std::vector<ContentPart> parts;
+    std::vector<ToolCall> tool_calls;  ///< assistant: the calls it made
+    Reasoning reasoning;               ///< assistant: sent back where the provider needs it
+    std::string tool_call_id;          ///< tool: the id of the call this answers
+    /// tool: the function's name (Gemini's functionResponse names it); when
+    /// empty, taken from the call with `tool_call_id` earlier in the conversation.
+    std::string tool_name;
+    bool is_error = false;  ///< tool: the result reports a failure
+
+    static ChatMessage system(std::string text);
+    static ChatMessage user(std::string text, std::vector<ContentPart> parts = {});
+    static ChatMessage assistant(std::string text, std::vector<ToolCall> tool_calls = {});
+    static ChatMessage tool_result(std::string call_id, std::string content, bool is_error = false);
+};
+
+/// How hard a reasoning model thinks: OpenAI `reasoning_effort`, Responses
+/// `reasoning.effort`, Anthropic and Gemini thinking budgets of 1024, 4096,
+/// 16384 tokens.
+enum class ReasoningEffort { low, medium, high };
+std::optional<ReasoningEffort> reasoning_effort_from_name(std::string_view name) noexcept;
 
 /// A tool the model may call; `parameters_schema` is a JSON Schema object as JSON text.
 struct ToolSpec {
@@ -60,6 +127,8 @@ struct ChatRequest {
     std::optional<int> max_tokens;
     std::optional<double> temperature;
     std::vector<ToolSpec> tools;
+    /// Asks for reasoning (and, where the provider can, its text); none when unset.
+    std::optional<ReasoningEffort> reasoning_effort;
     bool stream = true;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
@@ -100,11 +169,15 @@ struct ToolCallDelta {
     std::string id;
     std::string name;
     std::string arguments;
+    std::string signature;  ///< Gemini's thoughtSignature on the call's part
 };
 
 /// What one stream item of any provider adds to the message.
 struct Delta {
     std::string text;                          ///< a text fragment (may be empty)
+    std::string reasoning;                     ///< a reasoning (thinking) text fragment
+    std::string reasoning_signature;           ///< the reasoning's signature (or a piece of it)
+    std::string reasoning_id;                  ///< Responses API: the reasoning item's id
     std::vector<ToolCallDelta> tool_calls;     ///< tool-call fragments
     std::optional<std::int64_t> input_tokens;  ///< usage, when this item reports it
     std::optional<std::int64_t> output_tokens;
@@ -121,9 +194,16 @@ struct Delta {
 
 /// Turns one provider's stream events into deltas. Keeps the little state a
 /// provider needs (Anthropic content blocks, Gemini call numbering); one per stream.
+namespace detail {
+struct ResponsesState;
+}
+
 class DeltaParser {
   public:
-    explicit DeltaParser(Provider provider) noexcept : provider_(provider) {}
+    explicit DeltaParser(Provider provider);
+    ~DeltaParser();
+    DeltaParser(DeltaParser&&) noexcept;
+    DeltaParser& operator=(DeltaParser&&) noexcept;
     /// Appends the deltas of `event`. Keep-alive comments and pings add
     /// nothing. A malformed event is a `protocol` error value (never a throw);
     /// the caller decides whether the stream goes on.
@@ -140,18 +220,14 @@ class DeltaParser {
         std::int64_t next_index = 0;
         std::string last_id;
     } openai_calls_;
-};
-
-struct ToolCall {
-    std::string id;
-    std::string name;
-    std::string arguments;  ///< the call's JSON arguments as one string, as OpenAI sends them
+    std::unique_ptr<detail::ResponsesState> responses_;  ///< openai_responses only
 };
 
 /// The assembled assistant message.
 struct ChatResult {
     std::string text;
     std::vector<ToolCall> tool_calls;
+    Reasoning reasoning;  ///< empty when the model sent none
     std::optional<std::string> finish_reason;
     std::optional<Usage> usage;               ///< nullopt when the provider sent none
     std::optional<std::string> stream_error;  ///< an error the provider sent inside the stream
@@ -161,6 +237,10 @@ struct ChatResult {
     std::string request_id;
     /// The rate limit the response's headers reported, if any (parse_rate_limit).
     std::optional<RateLimit> rate_limit;
+
+    /// The assistant message to append to the conversation for the next
+    /// turn: text, tool calls and reasoning, signatures included.
+    ChatMessage message() const;
 };
 
 /// Deltas in, the final message out: text concatenated, tool-call fragments
@@ -201,7 +281,22 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
                             const std::function<bool(const Delta&)>& on_delta = {});
 
 /// The message as one JSON object: {"text":..,"tool_calls":[{"id","name","arguments"}],
-/// "finish_reason":..,"usage":{"input_tokens","output_tokens"} or null}.
+/// "finish_reason":..,"usage":{"input_tokens","output_tokens","cached_input_tokens",
+/// "reasoning_tokens"} or null,"reasoning":..,"request_id":..,"rate_limit":..,
+/// "message":message_to_json(result.message())}.
 std::string to_json(const ChatResult& result);
+
+/// A conversation in OpenAI's chat shape, the `nouscli chat --messages` file:
+/// [{"role","content":string|[parts]|null,"tool_calls":[{"id","type":"function",
+/// "function":{"name","arguments"}}]?,"tool_call_id"?}], parts {"type":"text","text"}
+/// and {"type":"image_url","image_url":{"url"}}. Our additions, so that a turn's
+/// message goes back whole: "reasoning":{"text","signature","id"} on an
+/// assistant message, "thought_signature" on a tool call, "is_error" and
+/// "name" on a tool result. invalid_argument naming the first bad message.
+Result<std::vector<ChatMessage>> messages_from_json(std::string_view json);
+/// One message in that shape.
+std::string message_to_json(const ChatMessage& message);
+/// Tools as `nouscli chat --tools` takes them: [{"name","description","parameters"}].
+Result<std::vector<ToolSpec>> tools_from_json(std::string_view json);
 
 }  // namespace nous::llm

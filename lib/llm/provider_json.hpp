@@ -1,0 +1,86 @@
+#pragma once
+// Reading provider JSON (nous_llm internal): members by name and type, the
+// provider's words of an error object, and what every format's parser shares.
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "nous/http/json.hpp"
+#include "nous/llm/chat.hpp"
+
+namespace nous::llm::detail {
+
+using rapidjson::Value;
+
+inline const Value* member(const Value& v, const char* name) {
+    if (!v.IsObject()) return nullptr;
+    auto it = v.FindMember(name);
+    return it == v.MemberEnd() ? nullptr : &it->value;
+}
+
+inline std::optional<std::string> string_member(const Value& v, const char* name) {
+    const Value* m = member(v, name);
+    if (!m || !m->IsString()) return std::nullopt;
+    return std::string(m->GetString(), m->GetStringLength());
+}
+
+inline std::optional<std::int64_t> int_member(const Value& v, const char* name) {
+    const Value* m = member(v, name);
+    if (!m || !m->IsInt64()) return std::nullopt;
+    return m->GetInt64();
+}
+
+inline std::string compact(const Value& v) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    v.Accept(w);
+    return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+/// The provider's words of an error object: its message, with its code or
+/// type when it has one ("Overloaded (overloaded_error)"); a string as it is;
+/// anything else as compact JSON.
+inline std::string error_text(const Value& error) {
+    if (auto message = string_member(error, "message")) {
+        std::optional<std::string> code = string_member(error, "code");
+        if (!code) code = string_member(error, "type");
+        if (!code) code = string_member(error, "status");
+        if (!code)
+            if (auto number = int_member(error, "code")) code = std::to_string(*number);
+        return code && !code->empty() && *code != *message ? *message + " (" + *code + ")"
+                                                           : *message;
+    }
+    if (error.IsString()) return std::string(error.GetString(), error.GetStringLength());
+    return compact(error);
+}
+
+inline bool has_usage(const Delta& d) {
+    return d.input_tokens || d.output_tokens || d.cached_input_tokens || d.reasoning_tokens;
+}
+
+/// Whether a delta adds anything to the message.
+inline bool adds_something(const Delta& d) {
+    return !d.text.empty() || !d.reasoning.empty() || !d.reasoning_signature.empty() ||
+           !d.reasoning_id.empty() || !d.tool_calls.empty() || d.finish_reason || has_usage(d) ||
+           d.error || d.end_of_message;
+}
+
+inline Error malformed(std::string why) {
+    return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why);
+}
+
+/// The Responses API (lib/llm/responses_format.cpp): one stream event into
+/// deltas, with the little state it needs; a whole response into deltas.
+struct ResponsesState {
+    /// Calls whose arguments arrived as deltas (their `.done` item must not add them again).
+    std::vector<std::int64_t> calls_with_arguments;
+    std::int64_t summary_parts = 0;  ///< reasoning summary parts seen (joined by blank lines)
+};
+void responses_event(const Value& doc, ResponsesState& state, std::vector<Delta>& out);
+std::optional<Error> responses_whole(const Value& doc, std::vector<Delta>& out);
+
+}  // namespace nous::llm::detail
