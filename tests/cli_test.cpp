@@ -733,3 +733,79 @@ TEST_CASE("nouscli chat: each x-mock-fault gives its exit code, for every provid
         }
     }
 }
+
+namespace {
+
+std::string temp_file_with(const std::string& name, const std::string& text) {
+    const std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                             "/nouscli_" + std::to_string(::getpid()) + "_" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("nouscli chat: a tool loop through --json's message and --messages, for every format") {
+    ChatEnv env;
+    MockServer server;
+    server.start();
+    const std::string tools =
+        temp_file_with("tools.json", R"([{"name":"get_weather","parameters":{"type":"object"}}])");
+    for (const std::string provider : {"openai", "openai-responses", "anthropic", "gemini"}) {
+        INFO(provider);
+        const std::string base = base_for(provider, server.base_url());
+        auto first = nouscli({"chat", "Weather in Paris?", "--provider", provider, "--model", "m",
+                              "--base-url", base, "--tools", tools, "--reasoning", "low", "--json",
+                              "--show-reasoning"});
+        REQUIRE(first.code == 0);
+        CHECK(first.err.find("Thinking about the answer.") != std::string::npos);  // stderr only
+        auto turn = parse_json(first.out);
+        REQUIRE(turn.ok());
+        const auto& t = *turn.value();
+        CHECK(std::string(t["reasoning"].GetString()) == "Thinking about the answer.");
+        REQUIRE(t["tool_calls"].Size() == 1);
+        // The conversation file: the question, the message as --json gave it, the result.
+        std::string conversation = R"([{"role":"user","content":"Weather in Paris?"},)" +
+                                   first.out.substr(first.out.find("\"message\":") + 10);
+        conversation = conversation.substr(0, conversation.rfind('}'));  // drop the outer '}'
+        conversation += R"(,{"role":"tool","tool_call_id":)" + std::string("\"") +
+                        t["tool_calls"][0]["id"].GetString() + R"(","content":"{\"c\":18}"}])";
+        const std::string file = temp_file_with("conv.json", conversation);
+        auto second =
+            nouscli({"chat", "--provider", provider, "--model", "m", "--base-url", base, "--tools",
+                     tools, "--reasoning", "low", "--messages", file, "--json"});
+        INFO(second.err);
+        REQUIRE(second.code == 0);
+        auto answer = parse_json(second.out);
+        REQUIRE(answer.ok());
+        CHECK((*answer.value())["tool_calls"].Size() == 0);  // the mock answers a result in text
+        CHECK(std::string((*answer.value())["text"].GetString()).rfind("Hello from the", 0) == 0);
+    }
+}
+
+TEST_CASE("nouscli chat: --image goes on the prompt, and bad --messages or --reasoning exit 2") {
+    ChatEnv env;
+    MockServer server;
+    server.start();
+    auto with_image =
+        nouscli({"chat", "What is this?", "--model", "m", "--base-url", server.base_url() + "/v1",
+                 "--image", "data:image/png;base64,iVBORw0KGgo="});
+    CHECK(with_image.code == 0);
+    auto sent = parse_json(server.last_request().body);
+    REQUIRE(sent.ok());
+    const auto& content = (*sent.value())["messages"][0]["content"];
+    REQUIRE(content.IsArray());
+    CHECK(std::string(content[1]["image_url"]["url"].GetString()) ==
+          "data:image/png;base64,iVBORw0KGgo=");
+    const auto served = server.requests_served();
+    const std::string bad = temp_file_with("bad.json", R"([{"role":"robot","content":"x"}])");
+    auto bad_messages = nouscli(
+        {"chat", "--model", "m", "--base-url", server.base_url() + "/v1", "--messages", bad});
+    CHECK(bad_messages.code == 2);
+    CHECK_THAT(bad_messages.err, Catch::Contains("message 0"));
+    auto bad_effort = nouscli({"chat", "hi", "--model", "m", "--reasoning", "max"});
+    CHECK(bad_effort.code == 2);
+    auto missing = nouscli({"chat", "hi", "--model", "m", "--messages", "/no/such/file"});
+    CHECK(missing.code == 2);
+    CHECK(server.requests_served() == served);  // nothing was sent
+}

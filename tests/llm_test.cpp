@@ -751,3 +751,140 @@ TEST_CASE("an unknown x-mock-fault is a 400 that names the known ones") {
     CHECK(run.result.error().status == 400);
     CHECK_THAT(run.result.error().message, Catch::Contains("keepalive_only"));
 }
+
+// ---- conversations: each provider's shape of one three-turn tool conversation ----
+
+namespace {
+
+/// system; user with text and an image; assistant reasoning (signed) and a
+/// tool call; the tool's result; a user follow-up.
+ChatRequest three_turns(Provider provider) {
+    ChatRequest r;
+    r.provider = provider;
+    r.model = "m";
+    r.stream = false;
+    r.system = "Be brief.";
+    r.reasoning_effort = ReasoningEffort::low;
+    r.tools.push_back({"get_weather", "Weather", R"({"type":"object"})"});
+    r.messages.push_back(
+        ChatMessage::user("What is in this image, and the weather?",
+                          {ContentPart::image("data:image/png;base64,iVBORw0KGgo=")}));
+    ChatMessage assistant =
+        ChatMessage::assistant("", {{"call_1", "get_weather", R"({"city":"Paris"})", "GSIG"}});
+    assistant.reasoning = {"Need the weather.", "SIG", "rs_1"};
+    r.messages.push_back(assistant);
+    r.messages.push_back(ChatMessage::tool_result("call_1", R"({"c":18})"));
+    r.messages.push_back(ChatMessage::user("Thanks. And tomorrow?"));
+    return r;
+}
+
+void check_body(Provider provider, const char* expected) {
+    auto call = build_chat_call(three_turns(provider));
+    REQUIRE(call.ok());
+    auto got = nous::http::parse_json(call->body);
+    auto want = nous::http::parse_json(expected);
+    REQUIRE(got.ok());
+    REQUIRE(want.ok());
+    INFO(call->body);
+    CHECK(*got.value() == *want.value());
+}
+
+}  // namespace
+
+TEST_CASE("a three-turn tool conversation with an image and reasoning, in OpenAI's shape") {
+    check_body(Provider::openai, R"({"model":"m","messages":[
+        {"role":"system","content":"Be brief."},
+        {"role":"user","content":[{"type":"text","text":"What is in this image, and the weather?"},
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+            "function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
+        {"role":"tool","content":"{\"c\":18}","tool_call_id":"call_1"},
+        {"role":"user","content":"Thanks. And tomorrow?"}],
+        "reasoning_effort":"low",
+        "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}}]})");
+}
+
+TEST_CASE("the same conversation as Responses API input items") {
+    check_body(Provider::openai_responses, R"({"model":"m","instructions":"Be brief.","input":[
+        {"role":"user","content":[{"type":"input_text","text":"What is in this image, and the weather?"},
+            {"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]},
+        {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Need the weather."}],"encrypted_content":"SIG"},
+        {"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},
+        {"type":"function_call_output","call_id":"call_1","output":"{\"c\":18}"},
+        {"role":"user","content":"Thanks. And tomorrow?"}],
+        "reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"],
+        "tools":[{"type":"function","name":"get_weather","description":"Weather","parameters":{"type":"object"}}]})");
+}
+
+TEST_CASE("the same conversation in Anthropic's alternating turns, the results merged first") {
+    check_body(Provider::anthropic,
+               R"({"model":"m","max_tokens":2048,"system":"Be brief.","messages":[
+        {"role":"user","content":[{"type":"text","text":"What is in this image, and the weather?"},
+            {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
+        {"role":"assistant","content":[{"type":"thinking","thinking":"Need the weather.","signature":"SIG"},
+            {"type":"tool_use","id":"call_1","name":"get_weather","input":{"city":"Paris"}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"{\"c\":18}"},
+            {"type":"text","text":"Thanks. And tomorrow?"}]}],
+        "thinking":{"type":"enabled","budget_tokens":1024},
+        "tools":[{"name":"get_weather","description":"Weather","input_schema":{"type":"object"}}]})");
+}
+
+TEST_CASE("the same conversation in Gemini's parts, roles user and model") {
+    check_body(Provider::gemini, R"({"contents":[
+        {"role":"user","parts":[{"text":"What is in this image, and the weather?"},
+            {"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}}]},
+        {"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"GSIG"}]},
+        {"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"c":18}}},
+            {"text":"Thanks. And tomorrow?"}]}],
+        "systemInstruction":{"parts":[{"text":"Be brief."}]},
+        "generationConfig":{"thinkingConfig":{"thinkingBudget":1024,"includeThoughts":true}},
+        "tools":[{"functionDeclarations":[{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}]}]})");
+}
+
+TEST_CASE("a conversation the builders cannot send is refused before any byte") {
+    ChatRequest r;
+    r.model = "m";
+    r.messages.push_back({"robot", "hi"});
+    CHECK(build_chat_call(r).error().code == ErrorCode::invalid_argument);
+    r.messages = {ChatMessage::tool_result("", "x")};
+    CHECK_THAT(build_chat_call(r).error().message, Catch::Contains("tool_call_id"));
+}
+
+TEST_CASE(
+    "the mock refuses a thinking conversation whose signatures were dropped, as providers do") {
+    MockServer server;
+    server.start();
+    for (Provider provider : {Provider::anthropic, Provider::gemini}) {
+        INFO(to_string(provider));
+        ChatRequest r = three_turns(provider);
+        r.base_url = server.base_url() + (provider == Provider::gemini ? "/v1beta" : "/v1");
+        auto kept = run_chat(r);
+        REQUIRE(kept.ok());
+        r.messages[1].reasoning = {};
+        r.messages[1].tool_calls[0].signature.clear();
+        auto dropped = run_chat(r);
+        REQUIRE_FALSE(dropped.ok());
+        CHECK(dropped.error().status == 400);
+        CHECK_THAT(dropped.error().message, Catch::Contains("signature"));
+    }
+}
+
+TEST_CASE("the --messages JSON shape round-trips a turn's message with its signatures") {
+    ChatResult result;
+    result.text = "ok";
+    result.tool_calls = {{"call_1", "f", R"({"a":1})", "GSIG"}};
+    result.reasoning = {"why", "SIG", "rs_1"};
+    auto back = messages_from_json("[" + message_to_json(result.message()) + "]");
+    REQUIRE(back.ok());
+    REQUIRE(back->size() == 1);
+    const ChatMessage& m = back.value()[0];
+    CHECK(m.role == "assistant");
+    CHECK(m.content == "ok");
+    REQUIRE(m.tool_calls.size() == 1);
+    CHECK(m.tool_calls[0].signature == "GSIG");
+    CHECK(m.reasoning.signature == "SIG");
+    CHECK(m.reasoning.id == "rs_1");
+    auto bad = messages_from_json(R"([{"role":"tool","content":"x"}])");
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Catch::Contains("message 0"));
+}

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
+#include <vector>
 
 #include "cli.hpp"
 #include "nous/llm/chat.hpp"
@@ -17,9 +18,12 @@ int cmd_chat(int argc, char** argv) {
     std::string provider_name = "openai", base_url, model, system, api_key_env;
     int max_tokens = -1;
     long long event_timeout_ms = -1;
+    std::string messages_file, tools_file, reasoning;
+    std::vector<std::string> images;
     ConnectionOptions connection;
-    desc.add_options()("help,h", "show this help")("provider", po::value(&provider_name),
-                                                   "openai|anthropic|gemini (default openai)")(
+    desc.add_options()("help,h", "show this help")(
+        "provider", po::value(&provider_name),
+        "openai|openai-responses|anthropic|gemini (default openai)")(
         "base-url", po::value(&base_url), "API base URL (default: the provider's)")(
         "model", po::value(&model), "model name (required)")("system", po::value(&system),
                                                              "system prompt")(
@@ -30,21 +34,52 @@ int cmd_chat(int argc, char** argv) {
         "api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)")(
         "event-timeout-ms", po::value(&event_timeout_ms),
         "exit 4 when no content event arrives for N ms (keep-alive comments and pings do not "
-        "count)");
+        "count)")("messages", po::value(&messages_file),
+                  "the conversation so far, a JSON array in OpenAI chat shape (\"-\": stdin)")(
+        "tools", po::value(&tools_file), "tools: [{\"name\",\"description\",\"parameters\"}]")(
+        "image", po::value(&images), "an image (https or data: URL) on the PROMPT (repeatable)")(
+        "reasoning", po::value(&reasoning), "low|medium|high: ask for reasoning")(
+        "show-reasoning", "reasoning text to stderr as it arrives");
     connection.add_to(desc);
     std::string prompt;
     po::variables_map vm;
     if (auto end = parse_command("chat", argc, argv, desc, vm, "prompt", &prompt)) return *end;
     connection.take_flags(vm);
     auto provider = nous::llm::provider_from_name(provider_name);
-    if (!provider) return usage_error("chat", "--provider must be openai, anthropic or gemini");
-    if (!vm.count("prompt")) return usage_error("chat", "chat needs a PROMPT (\"-\" reads stdin)");
+    if (!provider)
+        return usage_error("chat",
+                           "--provider must be openai, openai-responses, anthropic or gemini");
+    if (!vm.count("prompt") && messages_file.empty())
+        return usage_error("chat", "chat needs a PROMPT (\"-\" reads stdin) or --messages");
+    if (!reasoning.empty() && !nous::llm::reasoning_effort_from_name(reasoning))
+        return usage_error("chat", "--reasoning must be low, medium or high");
     if (model.empty()) return usage_error("chat", "chat needs --model");
     nous::llm::ChatRequest request;
     std::string bad;
     if (!connection.parse(request.headers, bad)) return usage_error("chat", bad);
+    if (prompt == "-" && messages_file == "-")
+        return usage_error("chat", "PROMPT and --messages cannot both read stdin");
     if (prompt == "-")
         prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    // Files are read and checked before the key and before any connection.
+    std::vector<nous::llm::ChatMessage> conversation;
+    if (!messages_file.empty()) {
+        std::string text, why;
+        if (!read_data_argument("@" + messages_file, text, why))
+            return usage_error("chat", "--messages: " + why);
+        auto parsed = nous::llm::messages_from_json(text);
+        if (!parsed) return usage_error("chat", "--messages: " + parsed.error().message);
+        conversation = std::move(parsed.value());
+    }
+    std::vector<nous::llm::ToolSpec> tools;
+    if (!tools_file.empty()) {
+        std::string text, why;
+        if (!read_data_argument("@" + tools_file, text, why))
+            return usage_error("chat", "--tools: " + why);
+        auto parsed = nous::llm::tools_from_json(text);
+        if (!parsed) return usage_error("chat", "--tools: " + parsed.error().message);
+        tools = std::move(parsed.value());
+    }
     if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
     const char* key = std::getenv(api_key_env.c_str());
     // A missing key exits 2 before any connection.
@@ -56,7 +91,18 @@ int cmd_chat(int argc, char** argv) {
     request.api_key = key;
     request.model = model;
     request.system = system;
-    request.messages.push_back({"user", prompt});
+    request.messages = std::move(conversation);
+    if (vm.count("prompt")) {
+        std::vector<nous::llm::ContentPart> parts;
+        for (const std::string& url : images) parts.push_back(nous::llm::ContentPart::image(url));
+        request.messages.push_back(nous::llm::ChatMessage::user(prompt, std::move(parts)));
+    } else if (!images.empty()) {
+        return usage_error("chat", "--image needs a PROMPT to attach to");
+    }
+    request.tools = std::move(tools);
+    if (!reasoning.empty())
+        request.reasoning_effort = nous::llm::reasoning_effort_from_name(reasoning);
+    const bool show_reasoning = vm.count("show-reasoning") > 0;
     if (max_tokens > 0) request.max_tokens = max_tokens;
     request.stream = vm.count("no-stream") == 0;
     // Built here too for the checks and -v; run_chat builds the same call.
@@ -78,13 +124,20 @@ int cmd_chat(int argc, char** argv) {
     // Text printed as it arrives, flushed per delta (unless --json); a closed
     // stdout stops the stream at once.
     bool printed_any = false;
+    bool reasoning_shown = false;
     bool stdout_closed = false;
     auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+        // Reasoning goes to stderr, never to stdout.
+        if (show_reasoning && !d.reasoning.empty()) {
+            std::cerr << d.reasoning << std::flush;
+            reasoning_shown = true;
+        }
         if (json || d.text.empty()) return true;
         printed_any = true;
         stdout_closed = !write_out(stdout, d.text);
         return !stdout_closed;
     });
+    if (reasoning_shown) std::cerr << "\n";
     if (stdout_closed) return ok;
     if (!result) {
         const Error& e = result.error();

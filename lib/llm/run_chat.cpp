@@ -19,16 +19,19 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         if (result && on_delta) {
             Delta whole;
             whole.text = result->text;
+            whole.reasoning = result->reasoning.text;
             on_delta(whole);
         }
         return result;
     }
     nous::http::Options stream_options = options;
-    if (!stream_options.is_content_event && request.provider == Provider::anthropic) {
-        // Anthropic's `ping` events keep the connection alive and say
-        // nothing: like SSE comments, they never reset the content deadlines.
+    if (!stream_options.is_content_event && (request.provider == Provider::anthropic ||
+                                             request.provider == Provider::openai_responses)) {
+        // Anthropic's `ping` events (and a Responses `keepalive`) keep the
+        // connection alive and say nothing: like SSE comments, they never
+        // reset the content deadlines.
         stream_options.is_content_event = [](const nous::http::EventView& e) {
-            return e.type != "ping";
+            return e.type != "ping" && e.type != "keepalive";
         };
     }
     nous::http::Stream stream =
@@ -64,9 +67,10 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         nous::http::Error cut(
             nous::http::ErrorCode::truncated,
             "stream ended before the provider finished (no " +
-                std::string(request.provider == Provider::anthropic ? "message_stop"
-                            : request.provider == Provider::gemini  ? "finishReason"
-                                                                    : "finish_reason") +
+                std::string(request.provider == Provider::anthropic          ? "message_stop"
+                            : request.provider == Provider::gemini           ? "finishReason"
+                            : request.provider == Provider::openai_responses ? "response.completed"
+                                                                             : "finish_reason") +
                 ")");
         cut.request_id = result.request_id;
         cut.body = to_json(result);

@@ -157,6 +157,10 @@ std::string midstream_error_event(Format format) {
             return "data: " +
                    gemini_error(500, "An internal error has occurred mid-stream.", "INTERNAL") +
                    "\n\n";
+        case Format::responses:
+            return "event: error\ndata: "
+                   R"({"type":"error","code":"server_error","message":"The server had an error while processing your request.","param":null,"sequence_number":99})"
+                   "\n\n";
         case Format::openai:
             break;
     }

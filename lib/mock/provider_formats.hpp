@@ -1,9 +1,10 @@
 #pragma once
 // What the mock server answers in each provider's format: OpenAI chat
-// completions, Anthropic Messages, Gemini generateContent, streamed (as SSE
-// events) and not, with text and, when the request offers tools, one tool
-// call. Generated as it is sent: the memory a reply holds does not grow with
-// its length (a 100,000-token reply costs what a 16-token one does).
+// completions, the Responses API, Anthropic Messages, Gemini generateContent,
+// streamed (as SSE events) and not, with text and, when the request offers
+// tools (and holds no tool result yet), one tool call; reasoning with a
+// signature when the request asks for it. Generated as it is sent: the memory a reply holds does
+// not grow with its length (a 100,000-token reply costs what a 16-token one does).
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 namespace nous::http::mock {
 
-enum class Format { openai, anthropic, gemini };
+enum class Format { openai, anthropic, gemini, responses };
 
 struct Reply {
     std::string model;
@@ -21,6 +22,7 @@ struct Reply {
     std::string tool_name;     ///< empty: no tool call
     int prompt_tokens = 1;
     bool include_usage = true;  ///< OpenAI streams: only when asked (stream_options.include_usage)
+    bool reasoning = false;     ///< reasoning text (with a signature) before the answer
 };
 
 /// The text of token `i` (a fixed cycle of 16 words, none needing JSON escapes).

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs a docs/examples program against the built-in mock server:
-#   run_example.sh NOUSCLI EXAMPLE EXPECTED_TEXT
-# Passes when the example exits 0 and prints EXPECTED_TEXT.
+#   run_example.sh NOUSCLI EXAMPLE EXPECTED_TEXT [ARG...]
+# Passes when the example exits 0 and prints EXPECTED_TEXT. Each ARG is
+# passed to the example with "{base}" replaced by the mock's URL.
 set -uo pipefail
 nouscli=$1 example=$2 expected=$3
+shift 3
 log=$(mktemp)
 out=$(mktemp)
 "$nouscli" mock-server --port 0 --tokens 8 >"$log" 2>&1 &
@@ -17,7 +19,9 @@ for _ in $(seq 1 200); do
 done
 [ -n "$base" ] || { echo "mock server did not start"; cat "$log"; exit 1; }
 unset OPENAI_API_KEY
-OPENAI_BASE_URL="$base/v1" "$example" >"$out"
+args=()
+for arg in "$@"; do args+=("${arg//\{base\}/$base}"); done
+OPENAI_BASE_URL="$base/v1" "$example" "${args[@]}" >"$out"
 code=$?
 echo "--- $(basename "$example") printed:"
 cat "$out"
