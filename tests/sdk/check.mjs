@@ -1,0 +1,195 @@
+// The providers' official SDKs against `nouscli mock-server`: text, tool
+// calls, a tool-result turn, reasoning (with its signature sent back) and the
+// Responses API, streamed and not. Run by tests/sdk/run.sh:
+//   node check.mjs BASE_URL        (the mock started with --tokens 8)
+// Prints one line per check and exits 1 when any failed.
+
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import OpenAI from 'openai';
+
+const base = process.argv[2];
+const TEXT = 'Hello from the nous-http mock server.';
+const REASONING = 'Thinking about the answer.';
+let failed = 0;
+
+function check(name, ok, got) {
+    console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok ? '' : ': got ' + JSON.stringify(got)}`);
+    if (!ok) failed++;
+}
+
+async function attempt(name, body) {
+    try {
+        await body();
+    } catch (e) {
+        check(name, false, String(e && e.stack ? e.stack : e));
+    }
+}
+
+const weatherSchema = { type: 'object', properties: { city: { type: 'string' } } };
+
+// ---- openai: chat completions ----------------------------------------------------
+const openai = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 0 });
+
+await attempt('openai chat whole', async () => {
+    const r = await openai.chat.completions.create({
+        model: 'mock-1', messages: [{ role: 'user', content: 'hi' }] });
+    check('openai chat whole: text', r.choices[0].message.content === TEXT, r.choices[0].message);
+    check('openai chat whole: usage', r.usage.completion_tokens > 0, r.usage);
+    check('openai chat whole: finish', r.choices[0].finish_reason === 'stop', r.choices[0]);
+});
+
+await attempt('openai chat stream', async () => {
+    const stream = await openai.chat.completions.create({
+        model: 'mock-1', messages: [{ role: 'user', content: 'hi' }], stream: true,
+        stream_options: { include_usage: true }, reasoning_effort: 'low' });
+    let text = '', reasoning = '', usage = null, finish = null;
+    for await (const chunk of stream) {
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        text += choice.delta.content ?? '';
+        reasoning += choice.delta.reasoning_content ?? '';
+        finish = choice.finish_reason ?? finish;
+    }
+    check('openai chat stream: text', text === TEXT, text);
+    check('openai chat stream: reasoning_content', reasoning === REASONING, reasoning);
+    check('openai chat stream: usage chunk', usage && usage.completion_tokens > 0, usage);
+    check('openai chat stream: finish', finish === 'stop', finish);
+});
+
+await attempt('openai chat tools', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }];
+    const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+    const runner = openai.chat.completions.stream({ model: 'mock-1', messages, tools });
+    const first = await runner.finalChatCompletion();
+    const message = first.choices[0].message;
+    const call = message.tool_calls?.[0];
+    check('openai chat tools: a call', call?.function.name === 'get_weather', message);
+    check('openai chat tools: arguments', JSON.parse(call.function.arguments).city === 'Paris', call);
+    messages.push(message, { role: 'tool', tool_call_id: call.id, content: '{"c":18}' });
+    const second = await openai.chat.completions.create({ model: 'mock-1', messages, tools });
+    check('openai chat tools: answered in text after the result',
+          second.choices[0].message.content === TEXT && !second.choices[0].message.tool_calls,
+          second.choices[0].message);
+});
+
+// ---- openai: the Responses API --------------------------------------------------------
+await attempt('openai responses whole', async () => {
+    const r = await openai.responses.create({ model: 'mock-1', input: 'hi' });
+    check('openai responses whole: output_text', r.output_text === TEXT, r.output_text);
+    check('openai responses whole: usage', r.usage.output_tokens > 0, r.usage);
+});
+
+await attempt('openai responses stream', async () => {
+    const stream = openai.responses.stream({
+        model: 'mock-1', input: 'hi', reasoning: { effort: 'low', summary: 'auto' } });
+    let text = '', summary = '';
+    for await (const event of stream) {
+        if (event.type === 'response.output_text.delta') text += event.delta;
+        if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+    }
+    const final = await stream.finalResponse();
+    check('openai responses stream: deltas', text === TEXT, text);
+    check('openai responses stream: reasoning summary', summary === REASONING, summary);
+    // The SDK assembles the final response from the events (output_text is a
+    // convenience of create() only): the message item's text.
+    const message = final.output.find((item) => item.type === 'message');
+    check('openai responses stream: final message', message?.content[0].text === TEXT, final.output);
+    check('openai responses stream: status', final.status === 'completed', final.status);
+});
+
+await attempt('openai responses tools', async () => {
+    const tools = [{ type: 'function', name: 'get_weather', parameters: weatherSchema, strict: false }];
+    const input = [{ role: 'user', content: 'Weather in Paris?' }];
+    const first = await openai.responses.create({ model: 'mock-1', input, tools });
+    const call = first.output.find((item) => item.type === 'function_call');
+    check('openai responses tools: a function_call', call?.name === 'get_weather', first.output);
+    input.push(...first.output, { type: 'function_call_output', call_id: call.call_id, output: '{"c":18}' });
+    const second = await openai.responses.create({ model: 'mock-1', input, tools });
+    check('openai responses tools: answered in text after the output',
+          second.output_text === TEXT && !second.output.some((i) => i.type === 'function_call'),
+          second.output);
+});
+
+// ---- anthropic ------------------------------------------------------------------------
+const anthropic = new Anthropic({ apiKey: 'sk-ant-mock', baseURL: base, maxRetries: 0 });
+
+await attempt('anthropic whole', async () => {
+    const m = await anthropic.messages.create({
+        model: 'mock-1', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    check('anthropic whole: text', m.content[0].text === TEXT, m.content);
+    check('anthropic whole: stop_reason', m.stop_reason === 'end_turn', m.stop_reason);
+});
+
+await attempt('anthropic stream', async () => {
+    const stream = anthropic.messages.stream({
+        model: 'mock-1', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    stream.on('text', (t) => { text += t; });
+    const final = await stream.finalMessage();
+    check('anthropic stream: text events', text === TEXT, text);
+    check('anthropic stream: usage', final.usage.output_tokens > 0, final.usage);
+});
+
+await attempt('anthropic thinking tool loop', async () => {
+    const tools = [{ name: 'get_weather', input_schema: weatherSchema }];
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+    const first = await anthropic.messages.stream({
+        model: 'mock-1', max_tokens: 2048, messages, tools, thinking }).finalMessage();
+    const block = first.content[0];
+    check('anthropic thinking: a signed thinking block first',
+          block.type === 'thinking' && block.thinking === REASONING && block.signature.length > 0,
+          first.content);
+    const use = first.content.find((b) => b.type === 'tool_use');
+    check('anthropic thinking: tool_use', use?.name === 'get_weather' && use.input.city === 'Paris',
+          first.content);
+    // The assistant turn goes back as the SDK returned it, thinking block included
+    // (the mock refuses it without, as Anthropic does).
+    messages.push({ role: 'assistant', content: first.content },
+                  { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '{"c":18}' }] });
+    const second = await anthropic.messages.create({ model: 'mock-1', max_tokens: 2048, messages, tools, thinking });
+    const text = second.content.find((b) => b.type === 'text');
+    check('anthropic thinking: answered in text after the result',
+          text?.text === TEXT && !second.content.some((b) => b.type === 'tool_use'), second.content);
+});
+
+// ---- gemini ----------------------------------------------------------------------------
+const gemini = new GoogleGenAI({ apiKey: 'g-mock', httpOptions: { baseUrl: base } });
+
+await attempt('gemini whole', async () => {
+    const r = await gemini.models.generateContent({ model: 'mock-1', contents: 'hi' });
+    check('gemini whole: text', r.text === TEXT, r.text);
+    check('gemini whole: usage', r.usageMetadata.candidatesTokenCount > 0, r.usageMetadata);
+});
+
+await attempt('gemini stream', async () => {
+    let text = '';
+    for await (const chunk of await gemini.models.generateContentStream({ model: 'mock-1', contents: 'hi' }))
+        text += chunk.text ?? '';
+    check('gemini stream: text', text === TEXT, text);
+});
+
+await attempt('gemini thinking tool loop', async () => {
+    const config = {
+        tools: [{ functionDeclarations: [{ name: 'get_weather', parameters: weatherSchema }] }],
+        thinkingConfig: { thinkingBudget: 1024, includeThoughts: true },
+    };
+    const contents = [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }];
+    const first = await gemini.models.generateContent({ model: 'mock-1', contents, config });
+    const parts = first.candidates[0].content.parts;
+    check('gemini thinking: a thought part', parts.some((p) => p.thought && p.text === REASONING), parts);
+    const call = first.functionCalls?.[0];
+    check('gemini thinking: functionCall', call?.name === 'get_weather' && call.args.city === 'Paris', parts);
+    check('gemini thinking: thoughtSignature on the call part',
+          parts.some((p) => p.functionCall && p.thoughtSignature), parts);
+    contents.push(first.candidates[0].content,
+                  { role: 'user', parts: [{ functionResponse: { name: call.name, response: { c: 18 } } }] });
+    const second = await gemini.models.generateContent({ model: 'mock-1', contents, config });
+    check('gemini thinking: answered in text after the response',
+          second.text === TEXT && !second.functionCalls, second.candidates[0].content.parts);
+});
+
+console.log(failed ? `${failed} check(s) failed` : 'all SDK checks passed');
+process.exit(failed ? 1 : 0);

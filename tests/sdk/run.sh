@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The providers' official SDKs (npm openai, @anthropic-ai/sdk, @google/genai,
+# pinned in package-lock.json) read `nouscli mock-server`: tests/sdk/check.mjs.
+#   run.sh NOUSCLI WORKDIR
+# Needs node and npm (make deps) and the npm registry; fails, saying which,
+# when either is missing: an SDK check that cannot run has not passed.
+set -uo pipefail
+nouscli=$1 work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+for tool in node npm; do
+  command -v "$tool" >/dev/null || { echo "sdk-test: $tool is not installed (make deps installs it)"; exit 1; }
+done
+mkdir -p "$work"
+cp "$here/package.json" "$here/package-lock.json" "$here/check.mjs" "$work/"
+if ! (cd "$work" && npm ci --no-audit --no-fund --loglevel=error); then
+  echo "sdk-test: npm could not install the SDKs (is the npm registry reachable?): failing, not skipping"
+  exit 1
+fi
+log=$(mktemp)
+"$nouscli" mock-server --port 0 --tokens 8 >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -f "$log"' EXIT
+base=""
+for _ in $(seq 1 200); do
+  base=$(grep -o 'http://[0-9.:]*' "$log" | head -1)
+  [ -n "$base" ] && break
+  sleep 0.05
+done
+[ -n "$base" ] || { echo "sdk-test: the mock server did not start"; cat "$log"; exit 1; }
+echo "sdk-test: node $(node --version), against $base"
+(cd "$work" && node check.mjs "$base")
