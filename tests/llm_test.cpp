@@ -207,8 +207,40 @@ TEST_CASE(
     CHECK(bad.error().code == ErrorCode::invalid_argument);
 }
 
+TEST_CASE("an event's depth limit is 256 levels, checked while parsing") {
+    DeltaParser parser(Provider::gemini);  // takes arrays at the root
+    std::vector<Delta> out;
+    Event at_limit, past_limit;
+    at_limit.data = std::string(256, '[') + std::string(256, ']');
+    past_limit.data = std::string(257, '[') + std::string(257, ']');
+    CHECK_FALSE(parser.parse(at_limit, out));
+    auto e = parser.parse(past_limit, out);
+    REQUIRE(e);
+    CHECK_THAT(e->message, Catch::Contains("deeper than 256"));
+}
+
+TEST_CASE("the reused event document: a large event, then small ones, parse alike") {
+    DeltaParser parser(Provider::openai);
+    std::vector<Delta> out;
+    Event big, small;
+    const std::string text(100000, 'x');
+    big.data = R"({"choices":[{"index":0,"delta":{"content":")" + text + R"("}}]})";
+    small.data = R"({"choices":[{"index":0,"delta":{"content":"ok"}}]})";
+    for (int round = 0; round < 3; ++round) {
+        out.clear();
+        REQUIRE_FALSE(parser.parse(big, out));
+        REQUIRE(out.size() == 1);
+        CHECK(out[0].text == text);
+        out.clear();
+        REQUIRE_FALSE(parser.parse(small, out));
+        REQUIRE(out.size() == 1);
+        CHECK(out[0].text == "ok");
+    }
+}
+
 TEST_CASE("a malformed or deeply nested provider event is an error value, never a throw") {
-    for (Provider p : {Provider::openai, Provider::anthropic, Provider::gemini}) {
+    for (Provider p :
+         {Provider::openai, Provider::anthropic, Provider::gemini, Provider::openai_responses}) {
         DeltaParser parser(p);
         std::vector<Delta> out;
         Event bad;

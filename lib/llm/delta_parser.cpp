@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "event_json.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 #include "provider_json.hpp"
@@ -254,7 +255,8 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
 
 }  // namespace
 
-DeltaParser::DeltaParser(Provider provider) : provider_(provider) {
+DeltaParser::DeltaParser(Provider provider)
+    : provider_(provider), json_(std::make_unique<detail::EventJson>()) {
     if (provider == Provider::openai_responses)
         responses_ = std::make_unique<detail::ResponsesState>();
 }
@@ -263,14 +265,23 @@ DeltaParser::DeltaParser(DeltaParser&&) noexcept = default;
 DeltaParser& DeltaParser::operator=(DeltaParser&&) noexcept = default;
 
 std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vector<Delta>& out) {
+    nous::http::EventView view;
+    view.type = event.type;
+    view.data = event.data;
+    return parse(view, out);
+}
+
+std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
+                                        std::vector<Delta>& out) {
     std::string_view data = event.data;
     while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r'))
         data.remove_prefix(1);
     if (data.empty()) return std::nullopt;  // keep-alive
     // Depth-limited: a provider's bytes are server bytes.
-    auto doc = nous::http::parse_json(data);
-    if (!doc) return malformed(doc.error().message);
-    const Value& root = *doc.value();
+    std::string why;
+    const Value* parsed = json_->parse(data, why);
+    if (!parsed) return malformed(why);
+    const Value& root = *parsed;
     switch (provider_) {
         case Provider::openai:
             if (!root.IsObject()) return malformed("an OpenAI chunk is not a JSON object");
@@ -279,7 +290,7 @@ std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vec
         case Provider::anthropic: {
             if (!root.IsObject()) return malformed("an Anthropic event is not a JSON object");
             // The data's own "type" names the event (the SSE event name says the same).
-            std::string type = string_member(root, "type").value_or(event.type);
+            std::string type = string_member(root, "type").value_or(std::string(event.type));
             anthropic(type, root, out);
             break;
         }

@@ -46,9 +46,10 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         result.rate_limit = parse_rate_limit(headers);
         return result;
     };
-    while (auto item = stream.next()) {
+    // Views, not copies: each event is parsed where the stream holds it.
+    while (auto item = stream.next_view()) {
         if (item->is_done()) break;
-        if (item->is_error()) return provider_error(request.provider, std::move(*item->error));
+        if (item->is_error()) return provider_error(request.provider, *item->error);
         deltas.clear();
         if (auto e = parser.parse(item->event, deltas)) return *e;
         for (const Delta& d : deltas) {

@@ -4,7 +4,10 @@
 // A parked reader does not read the socket, so TCP backpressure reaches the server.
 
 #include <concurrentqueue/concurrentqueue.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <csignal>
@@ -23,6 +26,36 @@ using Piece = ChunkSource::Piece;
 
 /// Bounded waits: a missed wake-up costs one period, never a hang.
 constexpr auto kWaitSlice = std::chrono::milliseconds(100);
+
+/// The consumer's wake-up: a 32-bit word the reader bumps on every push,
+/// and a futex on it. The consumer sleeps only while the word is unchanged
+/// (FUTEX_WAIT compares it in the kernel), and the reader makes the wake
+/// system call only when the consumer said it is waiting: one futex call on
+/// each side per token when the consumer waits, none when it does not.
+/// (std::atomic::wait would do the same after spinning with sched_yield
+/// calls, which cost more than they save at token rates.)
+class WakeWord {
+  public:
+    std::uint32_t current() const noexcept { return word_.load(std::memory_order_seq_cst); }
+    /// Sleeps while the word is `seen`, for at most `slice`.
+    void wait(std::uint32_t seen, std::chrono::milliseconds slice) noexcept {
+        timespec timeout{static_cast<time_t>(slice.count() / 1000),
+                         static_cast<long>((slice.count() % 1000) * 1000000)};
+        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen,
+                  &timeout, nullptr, 0);
+    }
+    /// Changes the word: a wait on the old value returns at once.
+    void bump() noexcept { word_.fetch_add(1, std::memory_order_seq_cst); }
+    /// Wakes a consumer sleeping on the word.
+    void wake() noexcept {
+        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, 1,
+                  nullptr, nullptr, 0);
+    }
+
+  private:
+    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+    std::atomic<std::uint32_t> word_{0};
+};
 
 class WindowSource final : public ChunkSource {
   public:
@@ -69,27 +102,28 @@ class WindowSource final : public ChunkSource {
                 }
                 return piece;
             }
-            std::unique_lock lock(mutex_);
             // try_dequeue can fail transiently right after an enqueue
             // (docs/design/poco-traps.md#queue-spurious-empty): our own counter says whether to
             // retry.
+            const std::uint32_t seen = pushed_.current();
             if (produced_.load(std::memory_order_acquire) > consumed_ || overflowed_.load()) {
-                lock.unlock();
                 std::this_thread::yield();
                 continue;
             }
-            consumer_waiting_ = true;
-            consumer_cv_.wait_for(lock, kWaitSlice);
-            consumer_waiting_ = false;
+            // Announce, then look again: a push after `seen` was read either
+            // changed the word (the futex returns at once) or saw the flag and wakes us.
+            consumer_waiting_.store(true, std::memory_order_seq_cst);
+            if (pushed_.current() == seen && !stop_.load()) pushed_.wait(seen, kWaitSlice);
+            consumer_waiting_.store(false, std::memory_order_relaxed);
         }
     }
 
     void cancel() noexcept override {
         stop_.store(true);
         token_.cancel();  // shuts down the socket: wakes a blocked connect or read
+        wake_consumer();
         std::lock_guard lock(mutex_);
         reader_cv_.notify_all();
-        consumer_cv_.notify_all();
     }
 
     void finish_after_done() noexcept override { after_done_.store(true); }
@@ -200,7 +234,7 @@ class WindowSource final : public ChunkSource {
                               " ms with " + std::to_string(inflight_.load()) + " bytes in flight");
                 overflow_error_->inflight_bytes = inflight_.load();
                 overflowed_.store(true, std::memory_order_release);
-                consumer_cv_.notify_all();
+                wake_consumer();
                 resumed = false;
                 break;
             }
@@ -218,8 +252,13 @@ class WindowSource final : public ChunkSource {
     void push(Piece piece) {
         queue_.enqueue(std::move(piece));
         produced_.fetch_add(1, std::memory_order_release);
-        std::lock_guard lock(mutex_);
-        if (consumer_waiting_) consumer_cv_.notify_one();
+        wake_consumer();
+    }
+
+    /// After anything the consumer waits for (a piece, a cancel, an overflow).
+    void wake_consumer() noexcept {
+        pushed_.bump();
+        if (consumer_waiting_.load(std::memory_order_seq_cst)) pushed_.wake();
     }
 
     static Piece error_piece(Error e) {
@@ -245,9 +284,10 @@ class WindowSource final : public ChunkSource {
     std::atomic<std::size_t> inflight_{0};
     std::atomic<bool> stop_{false}, after_done_{false}, overflowed_{false};
     std::mutex mutex_;
-    std::condition_variable reader_cv_, consumer_cv_, reader_done_cv_;
+    std::condition_variable reader_cv_, reader_done_cv_;
+    WakeWord pushed_;  ///< bumped on every push: the consumer sleeps on it
+    std::atomic<bool> consumer_waiting_{false};
     bool reader_parked_ = false;           ///< guarded by mutex_
-    bool consumer_waiting_ = false;        ///< guarded by mutex_
     bool reader_finished_ = false;         ///< guarded by mutex_
     std::optional<Error> overflow_error_;  ///< guarded by mutex_
     SharedHeaders headers_;

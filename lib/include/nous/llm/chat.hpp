@@ -196,7 +196,8 @@ struct Delta {
 /// provider needs (Anthropic content blocks, Gemini call numbering); one per stream.
 namespace detail {
 struct ResponsesState;
-}
+class EventJson;
+}  // namespace detail
 
 class DeltaParser {
   public:
@@ -208,6 +209,8 @@ class DeltaParser {
     /// nothing. A malformed event is a `protocol` error value (never a throw);
     /// the caller decides whether the stream goes on.
     std::optional<Error> parse(const nous::http::Event& event, std::vector<Delta>& out);
+    /// The same from a view (Stream::next_view): no copy of the event.
+    std::optional<Error> parse(const nous::http::EventView& event, std::vector<Delta>& out);
 
   private:
     Provider provider_;
@@ -221,6 +224,7 @@ class DeltaParser {
         std::string last_id;
     } openai_calls_;
     std::unique_ptr<detail::ResponsesState> responses_;  ///< openai_responses only
+    std::unique_ptr<detail::EventJson> json_;            ///< the reused document events parse into
 };
 
 /// The assembled assistant message.

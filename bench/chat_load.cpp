@@ -1,0 +1,307 @@
+// What a server application streaming to its own users pays per token:
+// N concurrent streamed chat completions through nous::llm::run_chat, one
+// thread each, at the server's own pacing (DESIGN "Benchmark driver
+// contract"), and the floors of that design in the same program:
+//   --client nous-llm   run_chat, window or pull backend (the default)
+//   --client raw-thread a thread per stream, blocking recv, events counted
+//   --client raw-epoll  one epoll thread for every stream, events counted
+// Without --url-base the mock runs in a child process (forked before any
+// thread), so that the CPU figure (getrusage of this process: user + system)
+// is the client's alone. Prints one JSON line.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "nous/llm/chat.hpp"
+#include "nous/mock/mock_server.hpp"
+
+namespace po = boost::program_options;
+
+namespace {
+
+struct Load {
+    std::string url_base;
+    int streams = 200;
+    int rounds = 1;
+    std::string stream_backend = "window";
+    nous::llm::Provider provider = nous::llm::Provider::openai;
+    std::string client = "nous-llm";
+};
+
+struct Tally {
+    std::atomic<std::uint64_t> tokens{0}, errors{0};
+};
+
+double cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// ---- nous-llm: run_chat per thread -------------------------------------------------
+
+void run_chat_streams(const Load& load, Tally& tally) {
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(load.streams));
+    for (int i = 0; i < load.streams; ++i) {
+        threads.emplace_back([&] {
+            nous::llm::ChatRequest request;
+            request.provider = load.provider;
+            request.base_url =
+                load.url_base + (load.provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
+            request.model = "mock-1";
+            request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
+            nous::http::Options options;
+            options.stream_backend = load.stream_backend;
+            options.max_retries = 0;
+            for (int round = 0; round < load.rounds; ++round) {
+                std::uint64_t tokens = 0;
+                auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+                    tokens += !d.text.empty();
+                    return true;
+                });
+                tally.tokens += tokens;
+                if (!result) tally.errors += 1;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+}
+
+// ---- the floors: raw sockets, events counted -------------------------------------------
+
+struct Target {
+    sockaddr_in addr{};
+    std::string request;  ///< the whole HTTP request, sent once per stream
+};
+
+Target target_of(const Load& load) {
+    Target t;
+    const std::string rest = load.url_base.substr(load.url_base.find("://") + 3);
+    const std::string host = rest.substr(0, rest.find(':'));
+    const int port = std::stoi(rest.substr(rest.find(':') + 1));
+    t.addr.sin_family = AF_INET;
+    t.addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, host.c_str(), &t.addr.sin_addr);
+    const std::string body =
+        R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
+    t.request = "POST /v1/chat/completions HTTP/1.1\r\nHost: " + host +
+                "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
+                "Connection: close\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body;
+    return t;
+}
+
+int connect_to(const Target& t) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&t.addr), sizeof t.addr) != 0 ||
+        ::send(fd, t.request.data(), t.request.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(t.request.size())) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/// Counts SSE event ends ("\n\n") across reads: `last` is the previous read's final byte.
+std::uint64_t count_events(const char* p, std::size_t n, char& last) {
+    std::uint64_t events = 0;
+    if (n == 0) return 0;
+    if (last == '\n' && p[0] == '\n') ++events;
+    const char* end = p + n;
+    for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\n', end - q)));) {
+        if (q + 1 < end && q[1] == '\n') ++events;
+        ++q;
+    }
+    last = p[n - 1];
+    return events;
+}
+
+/// Every stream's non-token events: the finish chunk and [DONE] (no usage asked).
+constexpr std::uint64_t kEventsBesideTokens = 2;
+
+void raw_thread_streams(const Load& load, Tally& tally) {
+    const Target target = target_of(load);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < load.streams; ++i) {
+        threads.emplace_back([&] {
+            char buffer[16384];
+            for (int round = 0; round < load.rounds; ++round) {
+                int fd = connect_to(target);
+                if (fd < 0) {
+                    tally.errors += 1;
+                    continue;
+                }
+                std::uint64_t events = 0;
+                char last = 0;
+                for (;;) {
+                    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+                    if (n <= 0) break;
+                    events += count_events(buffer, static_cast<std::size_t>(n), last);
+                }
+                ::close(fd);
+                tally.tokens += events > kEventsBesideTokens ? events - kEventsBesideTokens : 0;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+}
+
+void raw_epoll_streams(const Load& load, Tally& tally) {
+    const Target target = target_of(load);
+    for (int round = 0; round < load.rounds; ++round) {
+        int ep = ::epoll_create1(EPOLL_CLOEXEC);
+        struct Conn {
+            int fd = -1;
+            std::uint64_t events = 0;
+            char last = 0;
+        };
+        std::vector<Conn> conns(static_cast<std::size_t>(load.streams));
+        int open = 0;
+        for (std::size_t i = 0; i < conns.size(); ++i) {
+            conns[i].fd = connect_to(target);
+            if (conns[i].fd < 0) {
+                tally.errors += 1;
+                continue;
+            }
+            epoll_event ev{};
+            ev.events = EPOLLIN;
+            ev.data.u64 = i;
+            ::epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+            ++open;
+        }
+        char buffer[16384];
+        std::vector<epoll_event> ready(256);
+        while (open > 0) {
+            const int n = ::epoll_wait(ep, ready.data(), static_cast<int>(ready.size()), -1);
+            for (int k = 0; k < n; ++k) {
+                Conn& c = conns[ready[k].data.u64];
+                const ssize_t got = ::recv(c.fd, buffer, sizeof buffer, 0);
+                if (got > 0) {
+                    c.events += count_events(buffer, static_cast<std::size_t>(got), c.last);
+                    continue;
+                }
+                ::epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+                ::close(c.fd);
+                --open;
+                tally.tokens += c.events > kEventsBesideTokens ? c.events - kEventsBesideTokens : 0;
+            }
+        }
+        ::close(ep);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Load load;
+    std::string provider = "openai";
+    int mock_tokens = 200;
+    double mock_rate = 50;
+    po::options_description desc("chat_load [options]");
+    desc.add_options()("help,h", "show this help")(
+        "url-base", po::value(&load.url_base),
+        "a mock or provider-compatible server (default: nouscli's mock in a child process)")(
+        "streams", po::value(&load.streams), "concurrent streams (default 200)")(
+        "rounds", po::value(&load.rounds), "streams per thread, one after another (default 1)")(
+        "stream-backend", po::value(&load.stream_backend), "window|pull (default window)")(
+        "provider", po::value(&provider), "openai|openai-responses|anthropic|gemini")(
+        "client", po::value(&load.client), "nous-llm (default), raw-thread, raw-epoll")(
+        "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
+        "mock-tokens-per-second", po::value(&mock_rate),
+        "the child mock's pace per stream (50; 0: unpaced)");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, desc), vm);
+        po::notify(vm);
+    } catch (const std::exception& e) {
+        std::cerr << "chat_load: " << e.what() << "\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << desc;
+        return 0;
+    }
+    auto parsed = nous::llm::provider_from_name(provider);
+    if (!parsed) {
+        std::cerr << "chat_load: unknown provider " << provider << "\n";
+        return 2;
+    }
+    load.provider = *parsed;
+    if (load.client != "nous-llm" && load.provider != nous::llm::Provider::openai) {
+        std::cerr << "chat_load: the raw floors speak the openai format only\n";
+        return 2;
+    }
+
+    pid_t mock = -1;
+    if (load.url_base.empty()) {
+        // The mock in a child, before any thread: its CPU is not ours.
+        int pipefd[2];
+        if (::pipe(pipefd) != 0) return 1;
+        mock = ::fork();
+        if (mock == 0) {
+            ::close(pipefd[0]);
+            nous::http::MockServerOptions options;
+            options.stream_tokens = mock_tokens;
+            options.tokens_per_second = mock_rate;
+            nous::http::MockServer server(options);
+            server.start();
+            const std::uint16_t port = server.port();
+            (void)!::write(pipefd[1], &port, sizeof port);
+            ::pause();
+            _exit(0);
+        }
+        ::close(pipefd[1]);
+        std::uint16_t port = 0;
+        if (::read(pipefd[0], &port, sizeof port) != sizeof port) return 1;
+        load.url_base = "http://127.0.0.1:" + std::to_string(port);
+    }
+
+    Tally tally;
+    const double cpu_before = cpu_seconds();
+    const auto start = std::chrono::steady_clock::now();
+    if (load.client == "raw-thread")
+        raw_thread_streams(load, tally);
+    else if (load.client == "raw-epoll")
+        raw_epoll_streams(load, tally);
+    else
+        run_chat_streams(load, tally);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double cpu = cpu_seconds() - cpu_before;
+    if (mock > 0) {
+        ::kill(mock, SIGTERM);
+        ::waitpid(mock, nullptr, 0);
+    }
+    const std::string client =
+        load.client == "nous-llm" ? "nous-llm-" + load.stream_backend : load.client;
+    const std::uint64_t tokens = tally.tokens.load();
+    std::printf(
+        "{\"client\":\"%s\",\"provider\":\"%s\",\"streams\":%d,\"tokens\":%llu,\"errors\":%llu,"
+        "\"wall_s\":%.3f,\"cpu_s\":%.3f,\"us_per_token\":%.2f,\"peak_rss_kb\":%ld}\n",
+        client.c_str(), provider.c_str(), load.streams, static_cast<unsigned long long>(tokens),
+        static_cast<unsigned long long>(tally.errors.load()), wall, cpu,
+        tokens ? cpu * 1e6 / static_cast<double>(tokens) : 0.0, nous::bench::peak_rss_kb());
+    return tally.errors.load() ? 1 : 0;
+}

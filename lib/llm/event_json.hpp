@@ -1,0 +1,45 @@
+#pragma once
+// One stream event's JSON, parsed into a document that is reused from event
+// to event (nous_llm internal): its allocator's first block and the parse
+// stacks live in the parser, so that a steady stream of small events parses
+// with no allocation; the text is parsed in place in a copy the parser keeps
+// (one memcpy instead of a copy of every string); and the depth limit is
+// enforced while parsing (the parser is iterative and stops at the limit)
+// instead of by a scan before it.
+
+#include <rapidjson/document.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nous::llm::detail {
+
+class EventJson {
+  public:
+    /// Nesting allowed in a provider's event: as nous_http's parse of server bytes.
+    static constexpr std::size_t max_depth = 256;
+
+    EventJson();
+    EventJson(const EventJson&) = delete;
+    EventJson& operator=(const EventJson&) = delete;
+
+    /// The root of `text`, valid until the next parse; nullptr with `error` set
+    /// when it is not JSON or nests too deep.
+    const rapidjson::Value* parse(std::string_view text, std::string& error);
+
+  private:
+    using Pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
+    using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;
+    static constexpr std::size_t kValueBlock = 8192, kStackBlock = 4096;
+    alignas(8) char value_buffer_[kValueBlock];
+    alignas(8) char stack_buffer_[kStackBlock];
+    Pool values_;
+    Pool stacks_;
+    std::optional<Document> document_;
+    /// The event's bytes, copied: parsed in place, so that strings are not
+    /// copied again (the document's strings point here until the next parse).
+    std::string text_;
+};
+
+}  // namespace nous::llm::detail
