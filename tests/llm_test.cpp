@@ -920,3 +920,58 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Catch::Contains("message 0"));
 }
+
+TEST_CASE("the fast reader of OpenAI chunks gives exactly the document read's deltas") {
+    // Every OpenAI fixture's events, and shapes at the edges of what the fast
+    // reader takes (it hands anything else to the document read).
+    std::vector<std::string> events;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
+        const std::string name = entry.path().stem().string();
+        if (entry.path().extension() != ".sse" || provider_of(name) != Provider::openai) continue;
+        auto sse = nous::http::make_sse_decoder();
+        std::vector<Event> decoded;
+        bool done = false;
+        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
+        for (const Event& e : decoded) events.push_back(e.data);
+    }
+    for (
+        const char* edge : {
+            R"({"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]})",
+            R"({"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"mine"}}]})",
+            R"({"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]})",
+            R"({"choices":[{"index":0,"delta":{"content":null,"content":"dup"}}]})",
+            R"({"choices":[{"index":0,"finish_reason":null,"finish_reason":"stop","delta":{}}]})",
+            R"({"choices":[{"index":"0","delta":{"content":"string index"}}]})",
+            R"({"choices":[{"index":18446744073709551615,"delta":{"content":"huge index"}}]})",
+            R"({"choices":[{"index":0,"delta":null}]})",
+            R"({"choices":[{"index":0,"delta":{"content":"x","tool_calls":null}}]})",
+            R"({"choices":[{"index":0,"delta":{"reasoning":"r","reasoning_content":"rc"}}]})",
+            R"({"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[{"token":"x"}]}}]})",
+            R"({"choices":[],"usage":null})",
+            R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}})",
+            R"({"error":null,"choices":[{"index":0,"delta":{"content":"e"}}]})",
+            R"({"object":"error","message":"boom"})",
+            R"({"choices":{"index":0}})",
+            R"({"choices":[1,2]})",
+            R"([{"choices":[]}])",
+            R"({"choices":[{"index":0,"delta":{"content":"a\u00e9\n"}}]})",
+        })
+        events.emplace_back(edge);
+    for (const std::string& data : events) {
+        INFO(data);
+        DeltaParser fast(Provider::openai), document(Provider::openai);
+        document.use_fast_paths(false);
+        std::vector<Delta> a, b;
+        Event e;
+        e.data = data;
+        auto ea = fast.parse(e, a);
+        auto eb = document.parse(e, b);
+        CHECK(ea.has_value() == eb.has_value());
+        Accumulator fa, fb;
+        for (const Delta& d : a) fa.add(d);
+        for (const Delta& d : b) fb.add(d);
+        CHECK(a.size() == b.size());
+        CHECK(to_json(fa.result()) == to_json(fb.result()));
+    }
+}

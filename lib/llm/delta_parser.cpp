@@ -148,6 +148,26 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
     if (any || adds_something(d)) out.push_back(std::move(d));
 }
 
+/// The same delta openai() makes, from the SAX reader's fields.
+void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>& out) {
+    Delta d;
+    bool any = false;
+    if (chunk.has_content) {
+        d.text.assign(chunk.content);
+        any = true;
+    }
+    if (chunk.has_reasoning_content)
+        d.reasoning.assign(chunk.reasoning_content);
+    else if (chunk.has_reasoning)
+        d.reasoning.assign(chunk.reasoning);
+    if (chunk.has_finish_reason) {
+        d.finish_reason = std::string(chunk.finish_reason);
+        d.end_of_message = true;
+        any = true;
+    }
+    if (any || adds_something(d)) out.push_back(std::move(d));
+}
+
 void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out) {
     Delta d;
     if (type == "message_start") {
@@ -277,6 +297,14 @@ std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
     while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r'))
         data.remove_prefix(1);
     if (data.empty()) return std::nullopt;  // keep-alive
+    // The common OpenAI token chunk without a document; anything else below.
+    if (provider_ == Provider::openai && fast_paths_) {
+        detail::EventJson::OpenAIChunk chunk;
+        if (json_->openai_chunk(data, chunk)) {
+            openai_fast(chunk, out);
+            return std::nullopt;
+        }
+    }
     // Depth-limited: a provider's bytes are server bytes.
     std::string why;
     const Value* parsed = json_->parse(data, why);

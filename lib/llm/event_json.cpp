@@ -1,5 +1,13 @@
 // The reused event document: a depth guard between RapidJSON's iterative
-// reader and the document that it builds.
+// reader and the document that it builds; and the SAX reader of the common
+// OpenAI chunk.
+
+// SIMD string and whitespace scanning for the in-place parses of this file
+// (x86-64 always has SSE2). Only this file parses in place, so no other
+// translation unit instantiates these reader paths without it.
+#if defined(__SSE2__) && !defined(RAPIDJSON_SSE2)
+#define RAPIDJSON_SSE2
+#endif
 
 #include "event_json.hpp"
 
@@ -49,7 +57,213 @@ struct DepthGuard {
     }
 };
 
+/// The SAX reader of the common OpenAI chunk (EventJson::openai_chunk). Where
+/// a document read would see something this one does not handle, it stops
+/// (returns false) and the document read runs instead, so the two always agree.
+class OpenAIChunkReader {
+  public:
+    explicit OpenAIChunkReader(EventJson::OpenAIChunk& out) : out_(out) {}
+
+    bool Null() { return scalar(Kind::null); }
+    bool Bool(bool) { return scalar(Kind::other); }
+    bool Int(int i) { return integer(i); }
+    bool Uint(unsigned u) { return integer(u); }
+    bool Int64(std::int64_t i) { return integer(i); }
+    bool Uint64(std::uint64_t u) {
+        // Past int64: a document read treats such an index as "no index".
+        return u > static_cast<std::uint64_t>(INT64_MAX) ? scalar(Kind::other)
+                                                         : integer(static_cast<std::int64_t>(u));
+    }
+    bool Double(double) { return scalar(Kind::other); }
+    bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }
+    bool String(const char* s, rapidjson::SizeType n, bool) {
+        return value_string(std::string_view(s, n));
+    }
+    bool Key(const char* s, rapidjson::SizeType n, bool) {
+        key_ = std::string_view(s, n);
+        return true;
+    }
+    bool StartObject() {
+        const std::size_t at = depth_++;
+        if (depth_ > 8) return false;
+        if (at == 0) return true;                                        // the root
+        if (at == 2 && place_ == Place::choices) return start_choice();  // choices[k]
+        if (at == 3 && place_ == Place::choice && key_ == "delta") {
+            if (delta_seen_) return false;  // a second "delta": the document read takes the first
+            delta_seen_ = true;
+            place_ = Place::delta;
+            return true;
+        }
+        return unknown_container();
+    }
+    bool EndObject(rapidjson::SizeType) {
+        --depth_;
+        if (depth_ == 3 && place_ == Place::delta) place_ = Place::choice;
+        if (depth_ == 2 && place_ == Place::choice) end_choice();
+        return true;
+    }
+    bool StartArray() {
+        const std::size_t at = depth_++;
+        if (depth_ > 8 || at == 0) return false;  // the root must be an object
+        if (at == 1 && key_ == "choices" && place_ == Place::root && !choices_seen_) {
+            choices_seen_ = true;
+            place_ = Place::choices;
+            return true;
+        }
+        return unknown_container();
+    }
+    bool EndArray(rapidjson::SizeType) {
+        --depth_;
+        if (depth_ == 1 && place_ == Place::choices) place_ = Place::root;
+        return true;
+    }
+
+  private:
+    enum class Place { root, choices, choice, delta, skipped };
+    enum class Kind { null, other };
+
+    bool start_choice() {
+        place_ = Place::choice;
+        choice_ = {};
+        delta_seen_ = false;
+        return true;
+    }
+    void end_choice() {
+        place_ = Place::choices;
+        // Only the first choice (index 0, or none) is the message.
+        if (choice_.index_nonzero) return;
+        auto take = [](bool has, std::string_view v, bool& out_has, std::string_view& out) {
+            if (has && !out_has) {
+                out_has = true;
+                out = v;
+            } else if (has) {
+                return false;  // a second first choice: the document read concatenates
+            }
+            return true;
+        };
+        ok_ = ok_ && take(choice_.has_content, choice_.content, out_.has_content, out_.content) &&
+              take(choice_.has_reasoning_content, choice_.reasoning_content,
+                   out_.has_reasoning_content, out_.reasoning_content) &&
+              take(choice_.has_reasoning, choice_.reasoning, out_.has_reasoning, out_.reasoning) &&
+              take(choice_.has_finish, choice_.finish, out_.has_finish_reason, out_.finish_reason);
+    }
+
+    /// A container this reader does not read: harmless only where its
+    /// contents cannot change the delta.
+    bool unknown_container() {
+        if (depth_ == 2 && place_ == Place::root) {
+            // Root members: "usage", "error" objects change the delta.
+            return key_ != "usage" && key_ != "error";
+        }
+        if (place_ == Place::delta) return false;  // tool_calls, reasoning_details, audio...
+        if (place_ == Place::choice &&
+            (key_ == "delta" || key_ == "finish_reason" || key_ == "index"))
+            return false;
+        if (place_ == Place::choices) return false;  // a choice that is not an object
+        return depth_ > 3 || place_ == Place::choice || place_ == Place::root;
+    }
+
+    bool integer(std::int64_t v) {
+        if (depth_ == 3 && place_ == Place::choice && key_ == "index") {
+            if (!choice_.index_seen) choice_.index_nonzero = v != 0;
+            choice_.index_seen = true;
+            return true;
+        }
+        return scalar(Kind::other);
+    }
+
+    bool scalar(Kind kind) {
+        if (depth_ == 0) return false;  // the root is not an object
+        if (depth_ == 1 && (key_ == "error" || key_ == "usage")) return kind == Kind::null;
+        if (depth_ == 2 && place_ == Place::choices)
+            return false;  // a choice that is not an object
+        if (depth_ == 3 && place_ == Place::choice && key_ == "index") {
+            choice_.index_seen = true;  // not an integer: a document read ignores it
+            return true;
+        }
+        if (depth_ == 3 && place_ == Place::choice && key_ == "delta") return false;
+        // A null or non-string value still is the first of its key: a later
+        // duplicate must not be taken (a document read finds the first).
+        if (depth_ == 3 && place_ == Place::choice && key_ == "finish_reason")
+            choice_.finish_seen = true;
+        if (depth_ == 4 && place_ == Place::delta) {
+            if (key_ == "content") choice_.content_seen = true;
+            if (key_ == "reasoning_content") choice_.reasoning_content_seen = true;
+            if (key_ == "reasoning") choice_.reasoning_seen = true;
+        }
+        return true;
+    }
+
+    bool value_string(std::string_view v) {
+        if (depth_ == 0) return false;
+        if (depth_ == 1 && key_ == "object" && v == "error") return false;  // vLLM's error shape
+        if (depth_ == 1 && (key_ == "error" || key_ == "usage")) return false;
+        if (depth_ == 2 && place_ == Place::choices) return false;
+        if (depth_ == 3 && place_ == Place::choice) {
+            if (key_ == "finish_reason" && !choice_.finish_seen) {
+                choice_.finish_seen = true;
+                choice_.has_finish = true;
+                choice_.finish = v;
+            } else if (key_ == "index") {
+                choice_.index_seen = true;
+            } else if (key_ == "delta") {
+                return false;
+            }
+            return true;
+        }
+        if (depth_ == 4 && place_ == Place::delta) {
+            auto first = [&](bool& seen, bool& has, std::string_view& out) {
+                if (seen) return;
+                seen = true;
+                has = true;
+                out = v;
+            };
+            if (key_ == "content")
+                first(choice_.content_seen, choice_.has_content, choice_.content);
+            if (key_ == "reasoning_content")
+                first(choice_.reasoning_content_seen, choice_.has_reasoning_content,
+                      choice_.reasoning_content);
+            if (key_ == "reasoning")
+                first(choice_.reasoning_seen, choice_.has_reasoning, choice_.reasoning);
+        }
+        return true;
+    }
+
+    struct Choice {
+        bool index_seen = false, index_nonzero = false;
+        bool content_seen = false, has_content = false;
+        bool reasoning_content_seen = false, has_reasoning_content = false;
+        bool reasoning_seen = false, has_reasoning = false;
+        bool finish_seen = false, has_finish = false;
+        std::string_view content, reasoning_content, reasoning, finish;
+    };
+
+    EventJson::OpenAIChunk& out_;
+    std::size_t depth_ = 0;
+    Place place_ = Place::root;
+    std::string_view key_;
+    Choice choice_;
+    bool choices_seen_ = false, delta_seen_ = false;
+
+  public:
+    bool ok_ = true;
+};
+
 }  // namespace
+
+bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
+    if (text.find('\0') != std::string_view::npos) return false;
+    out = {};
+    stacks_.Clear();
+    text_.assign(text);
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Pool> reader(&stacks_, 256);
+    OpenAIChunkReader handler(out);
+    rapidjson::InsituStringStream input(text_.data());
+    // The recursive reader (faster than the iterative one): the handler stops
+    // it at 8 levels, so its recursion is bounded whatever the bytes.
+    const auto result = reader.Parse<rapidjson::kParseInsituFlag>(input, handler);
+    return !result.IsError() && handler.ok_;
+}
 
 EventJson::EventJson()
     : values_(value_buffer_, sizeof value_buffer_), stacks_(stack_buffer_, sizeof stack_buffer_) {}

@@ -28,6 +28,22 @@ class EventJson {
     /// when it is not JSON or nests too deep.
     const rapidjson::Value* parse(std::string_view text, std::string& error);
 
+    /// The common OpenAI-compatible token chunk, read without a document:
+    /// the first choice's delta content and reasoning (reasoning_content, else
+    /// reasoning) and its finish reason. False for anything else (tool calls,
+    /// usage, an error, reasoning details, malformed or deep JSON): the caller
+    /// then parses a document, which reads every shape. Views are valid until
+    /// the next call.
+    struct OpenAIChunk {
+        bool has_content = false;
+        std::string_view content;
+        bool has_reasoning_content = false, has_reasoning = false;
+        std::string_view reasoning_content, reasoning;
+        bool has_finish_reason = false;
+        std::string_view finish_reason;
+    };
+    bool openai_chunk(std::string_view text, OpenAIChunk& out);
+
   private:
     using Pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
     using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;

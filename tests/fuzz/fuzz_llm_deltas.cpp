@@ -1,6 +1,7 @@
 // libFuzzer: the provider delta parsers and the accumulator. Any bytes, as an
-// SSE body of any provider and as a non-streamed response: never a crash, and
-// the same message whole or in pieces.
+// SSE body of any provider and as a non-streamed response: never a crash, the
+// same message whole or in pieces, and (OpenAI) the same message from the
+// fast reader of common chunks as from the document read.
 
 #include <string>
 
@@ -10,9 +11,10 @@
 namespace {
 
 std::string assemble(nous::llm::Provider provider, std::string_view bytes,
-                     const std::vector<std::size_t>& cuts) {
+                     const std::vector<std::size_t>& cuts, bool fast_paths = true) {
     auto sse = nous::http::make_sse_decoder(4096);
     nous::llm::DeltaParser parser(provider);
+    parser.use_fast_paths(fast_paths);
     nous::llm::Accumulator accumulator;
     std::vector<nous::http::Event> events;
     std::vector<nous::llm::Delta> deltas;
@@ -45,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::string split =
             assemble(provider, bytes, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(bytes)));
         nous::fuzz::require(whole == split);
+        nous::fuzz::require(whole == assemble(provider, bytes, {}, /*fast_paths=*/false));
         (void)nous::llm::parse_chat_response(provider, bytes);
     }
     return 0;

@@ -211,6 +211,9 @@ class DeltaParser {
     std::optional<Error> parse(const nous::http::Event& event, std::vector<Delta>& out);
     /// The same from a view (Stream::next_view): no copy of the event.
     std::optional<Error> parse(const nous::http::EventView& event, std::vector<Delta>& out);
+    /// Tests and fuzzing: off, every event is read through a document, so
+    /// that the fast reader of common chunks can be compared with it.
+    void use_fast_paths(bool on) noexcept { fast_paths_ = on; }
 
   private:
     Provider provider_;
@@ -225,6 +228,7 @@ class DeltaParser {
     } openai_calls_;
     std::unique_ptr<detail::ResponsesState> responses_;  ///< openai_responses only
     std::unique_ptr<detail::EventJson> json_;            ///< the reused document events parse into
+    bool fast_paths_ = true;
 };
 
 /// The assembled assistant message.

@@ -1,0 +1,56 @@
+// bench/delta_parser: what nous::llm::DeltaParser costs per event on the
+// consumer's thread, in ns, for a real-sized OpenAI chunk (the fields
+// api.openai.com sends today) and an Anthropic text delta; the OpenAI chunk
+// with the fast reader of common chunks and through a document. Single
+// thread, the same events over and over (a steady stream).
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "nous/llm/chat.hpp"
+
+namespace {
+
+double ns_per_event(nous::llm::Provider provider, const nous::http::Event& event, bool fast,
+                    std::size_t rounds) {
+    nous::llm::DeltaParser parser(provider);
+    parser.use_fast_paths(fast);
+    std::vector<nous::llm::Delta> out;
+    std::size_t text = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < rounds; ++i) {
+        out.clear();
+        if (parser.parse(event, out)) return -1;
+        for (const auto& d : out) text += d.text.size();
+    }
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    if (text == 0) return -1;  // the event must have been read
+    return ns / static_cast<double>(rounds);
+}
+
+}  // namespace
+
+int main() {
+    nous::http::Event openai;
+    openai.data =
+        R"({"id":"chatcmpl-BQ8nLkVbwOWtj5pQ2YGx0xR3uJm9s","object":"chat.completion.chunk","created":1745671234,)"
+        R"("model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_0392822090",)"
+        R"("choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"obfuscation":"a1b2"})";
+    nous::http::Event anthropic;
+    anthropic.type = "content_block_delta";
+    anthropic.data =
+        R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" token"}})";
+    constexpr std::size_t rounds = 2'000'000;
+    std::printf("# DeltaParser::parse, ns per event (single thread, %zu events each)\n", rounds);
+    std::printf("%-40s %6s %8s\n", "event", "bytes", "ns");
+    std::printf("%-40s %6zu %8.0f\n", "openai chunk (fast reader)", openai.data.size(),
+                ns_per_event(nous::llm::Provider::openai, openai, true, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "openai chunk (document read)", openai.data.size(),
+                ns_per_event(nous::llm::Provider::openai, openai, false, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta", anthropic.data.size(),
+                ns_per_event(nous::llm::Provider::anthropic, anthropic, true, rounds));
+    return 0;
+}
