@@ -24,6 +24,9 @@ namespace {
 
 using Piece = ChunkSource::Piece;
 
+/// The queues' first block (moodycamel allocates in blocks of 32 elements).
+constexpr std::size_t kQueueStartCapacity = 32;
+
 /// Bounded waits: a missed wake-up costs one period, never a hang.
 constexpr auto kWaitSlice = std::chrono::milliseconds(100);
 
@@ -277,8 +280,10 @@ class WindowSource final : public ChunkSource {
     std::unique_ptr<StreamCall> call_;
     StreamSlot slot_;
     CancelToken token_;
-    moodycamel::ConcurrentQueue<Piece> queue_;
-    moodycamel::ConcurrentQueue<std::string> spare_;  ///< piece storage the consumer gave back
+    // One block each to start (the default is six, ~50 KB a stream, most of
+    // it never used at token rates); a queue grows by blocks when it must.
+    moodycamel::ConcurrentQueue<Piece> queue_{kQueueStartCapacity};
+    moodycamel::ConcurrentQueue<std::string> spare_{kQueueStartCapacity};  ///< storage given back
     std::atomic<std::uint64_t> produced_{0};
     std::uint64_t consumed_ = 0;  ///< consumer thread only
     std::atomic<std::size_t> inflight_{0};
