@@ -74,6 +74,8 @@ const std::vector<Scenario>& scenarios() {
         {"large_body", 10, 1, "/large", 256 * 1024},
         {"large_seq", 1, 10, "/large", 1024},
         {"sse_firehose", 1, 1, "/sse100m", 64, true},
+        // The same volume in 49-byte events: the per-event path at its worst.
+        {"sse_small", 1, 1, "/sse49", 64, true},
         {"chunked_1m", 1, 1, "/chunked1m", 1024},  // own servers only: 1,000 chunks of 1,000 bytes
     };
     return all;
@@ -219,8 +221,9 @@ int main(int argc, char** argv) {
     desc.add_options()("help,h", "help")("url-base", po::value(&url_base),
                                          "run against this server; prints one JSON line")(
         "scenario", po::value(&scenario),
-        "small_post|parallel_50|large_body|large_seq|sse_firehose|chunked_1m|nagle (default: all)")(
-        "seconds", po::value(&seconds), "measurement time per run (default 10)")(
+        "small_post|parallel_50|large_body|large_seq|sse_firehose|sse_small|chunked_1m|nagle "
+        "(default: "
+        "all)")("seconds", po::value(&seconds), "measurement time per run (default 10)")(
         "warmup", po::value(&warmup), "warm-up time per run (default 2)")(
         "nodelay", po::value(&nodelay), "TCP_NODELAY on the client: 1 or 0")(
         "backend", po::value(&backend), "nous post backend: pooled|curl")(
@@ -252,7 +255,7 @@ int main(int argc, char** argv) {
     if (!url_base.empty()) {
         if (client.empty())
             client =
-                scenario == "sse_firehose"
+                scenario == "sse_firehose" || scenario == "sse_small"
                     ? "nous-" + (stream_backend.empty() ? std::string("window") : stream_backend)
                     : "nous-" + backend;
         for (const auto& sc : scenarios())
@@ -263,7 +266,7 @@ int main(int argc, char** argv) {
             }
         std::cerr << "http_backend: --url-base needs --scenario "
                      "small_post|parallel_50|large_body|large_seq|sse_firehose|"
-                     "chunked_1m\n";
+                     "sse_small|chunked_1m\n";
         return 2;
     }
 

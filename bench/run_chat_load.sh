@@ -10,12 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 streams=${1:-200} tokens=${2:-200} rate=${3:-50}
 build=${BUILD:-build}
-log=$(mktemp)
-taskset -c 1 "$build/tools/nouscli" mock-server --port 0 --tokens "$tokens" \
-  --tokens-per-second "$rate" >"$log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; rm -f "$log"' EXIT
-for _ in $(seq 1 100); do base=$(grep -o 'http://[0-9.:]*' "$log" | head -1 || true); [ -n "$base" ] && break; sleep 0.05; done
+source tests/support/mock_server.sh
+trap stop_mock EXIT
+start_mock "$build/tools/nouscli" --tokens "$tokens" --tokens-per-second "$rate"
+taskset -pc 1 "$MOCK_PID" >/dev/null  # the server on CPU 1
+base=$MOCK_URL
 echo "# $streams streams x $tokens tokens at $rate tokens/s each, server pinned to CPU 1 ($base)"
 run() {  # pinning, then the command
   local pin=$1; shift

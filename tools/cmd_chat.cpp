@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 #include "cli.hpp"
@@ -62,24 +63,25 @@ int cmd_chat(int argc, char** argv) {
     if (prompt == "-")
         prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     // Files are read and checked before the key and before any connection.
+    auto read_json_option = [&](const char* option, const std::string& file, auto parse,
+                                auto& into) -> std::optional<int> {
+        if (file.empty()) return std::nullopt;
+        std::string text, why;
+        if (!read_data_argument("@" + file, text, why))
+            return usage_error("chat", std::string(option) + ": " + why);
+        auto parsed = parse(text);
+        if (!parsed)
+            return usage_error("chat", std::string(option) + ": " + parsed.error().message);
+        into = std::move(parsed.value());
+        return std::nullopt;
+    };
     std::vector<nous::llm::ChatMessage> conversation;
-    if (!messages_file.empty()) {
-        std::string text, why;
-        if (!read_data_argument("@" + messages_file, text, why))
-            return usage_error("chat", "--messages: " + why);
-        auto parsed = nous::llm::messages_from_json(text);
-        if (!parsed) return usage_error("chat", "--messages: " + parsed.error().message);
-        conversation = std::move(parsed.value());
-    }
     std::vector<nous::llm::ToolSpec> tools;
-    if (!tools_file.empty()) {
-        std::string text, why;
-        if (!read_data_argument("@" + tools_file, text, why))
-            return usage_error("chat", "--tools: " + why);
-        auto parsed = nous::llm::tools_from_json(text);
-        if (!parsed) return usage_error("chat", "--tools: " + parsed.error().message);
-        tools = std::move(parsed.value());
-    }
+    if (auto end = read_json_option("--messages", messages_file, nous::llm::messages_from_json,
+                                    conversation))
+        return *end;
+    if (auto end = read_json_option("--tools", tools_file, nous::llm::tools_from_json, tools))
+        return *end;
     if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
     const char* key = std::getenv(api_key_env.c_str());
     // A missing key exits 2 before any connection.

@@ -43,6 +43,8 @@ write("v1/chat/completions", b"".join(chunk(w) for w in words) + b"data: [DONE]\
 one = chunk(" token")
 count = (100 << 20) // len(one)
 write("sse100m", one * count + b"data: [DONE]\n\n")
+small_event = b'data: {"choices":[{"delta":{"content":"tok"}}]}\n\n'
+write("sse49", small_event * ((100 << 20) // len(small_event)) + b"data: [DONE]\n\n")
 PY
 if [ ! -f "$dir/tls/server.pem" ]; then
   mkdir -p "$dir/tls"

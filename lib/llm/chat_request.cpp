@@ -10,6 +10,7 @@
 
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "openai_message.hpp"
 
 namespace nous::llm {
 
@@ -174,6 +175,27 @@ std::string tool_name_for(const ChatRequest& r, const ChatMessage& result) {
     return result.tool_call_id;
 }
 
+/// The conversation as turns that alternate between the user (user messages
+/// and tool results) and the model (`model_role`), for the formats that
+/// require alternation: consecutive messages of one side are one turn, in
+/// order. System messages are not turns (those formats have a system slot).
+template <typename Turn>
+void for_each_turn(const ChatRequest& r, std::string_view model_role, Turn&& turn_out) {
+    std::vector<const ChatMessage*> turn;
+    std::string_view turn_role;
+    for (const ChatMessage& m : r.messages) {
+        if (m.role == "system") continue;
+        const std::string_view role = m.role == "assistant" ? model_role : "user";
+        if (role != turn_role && !turn.empty()) {
+            turn_out(turn_role, turn);
+            turn.clear();
+        }
+        turn_role = role;
+        turn.push_back(&m);
+    }
+    if (!turn.empty()) turn_out(turn_role, turn);
+}
+
 int thinking_budget(ReasoningEffort effort) {
     switch (effort) {
         case ReasoningEffort::low:
@@ -203,70 +225,14 @@ std::string_view effort_name(ReasoningEffort effort) {
 // `tool_calls`, a result as role "tool" with `tool_call_id`; parts as
 // text / image_url. Reasoning is not sent back (the API takes none).
 
-void openai_content(Writer& w, const ChatMessage& m) {
-    w.Key("content");
-    if (m.parts.empty()) {
-        if (m.role == "assistant" && m.content.empty() && !m.tool_calls.empty())
-            w.Null();
-        else
-            string(w, m.content);
-        return;
-    }
-    w.StartArray();
-    if (!m.content.empty()) {
-        w.StartObject();
-        key_string(w, "type", "text");
-        key_string(w, "text", m.content);
-        w.EndObject();
-    }
-    for (const ContentPart& part : m.parts) {
-        w.StartObject();
-        if (part.kind == ContentPart::Kind::text) {
-            key_string(w, "type", "text");
-            key_string(w, "text", part.text);
-        } else {
-            key_string(w, "type", "image_url");
-            w.Key("image_url");
-            w.StartObject();
-            key_string(w, "url", image_url_of(part));
-            w.EndObject();
-        }
-        w.EndObject();
-    }
-    w.EndArray();
-}
-
-void openai_message(Writer& w, const ChatMessage& m) {
-    w.StartObject();
-    key_string(w, "role", m.role);
-    openai_content(w, m);
-    if (m.role == "tool") key_string(w, "tool_call_id", m.tool_call_id);
-    if (!m.tool_calls.empty()) {
-        w.Key("tool_calls");
-        w.StartArray();
-        for (const ToolCall& call : m.tool_calls) {
-            w.StartObject();
-            key_string(w, "id", call.id);
-            key_string(w, "type", "function");
-            w.Key("function");
-            w.StartObject();
-            key_string(w, "name", call.name);
-            key_string(w, "arguments", call.arguments.empty() ? "{}" : call.arguments);
-            w.EndObject();
-            w.EndObject();
-        }
-        w.EndArray();
-    }
-    w.EndObject();
-}
-
 void openai_body(Writer& w, const ChatRequest& r, const Schemas& schemas) {
     w.StartObject();
     key_string(w, "model", r.model);
     w.Key("messages");
     w.StartArray();
-    if (!r.system.empty()) openai_message(w, ChatMessage::system(r.system));
-    for (const auto& m : r.messages) openai_message(w, m);
+    // As the API takes them: none of message_to_json's additions.
+    if (!r.system.empty()) detail::write_openai_message(w, ChatMessage::system(r.system), false);
+    for (const auto& m : r.messages) detail::write_openai_message(w, m, false);
     w.EndArray();
     if (r.stream) {
         w.Key("stream");
@@ -497,31 +463,20 @@ bool plain_text(const ChatMessage& m) {
 void anthropic_messages(Writer& w, const ChatRequest& r) {
     w.Key("messages");
     w.StartArray();
-    std::vector<const ChatMessage*> turn;
-    std::string turn_role;
-    auto flush = [&] {
-        if (turn.empty()) return;
-        w.StartObject();
-        key_string(w, "role", turn_role);
-        w.Key("content");
-        if (turn.size() == 1 && plain_text(*turn[0])) {
-            string(w, turn[0]->content);
-        } else {
-            w.StartArray();
-            for (const ChatMessage* m : turn) anthropic_blocks(w, *m);
-            w.EndArray();
-        }
-        w.EndObject();
-        turn.clear();
-    };
-    for (const ChatMessage& m : r.messages) {
-        if (m.role == "system") continue;  // in `system`
-        const std::string role = m.role == "assistant" ? "assistant" : "user";
-        if (role != turn_role) flush();
-        turn_role = role;
-        turn.push_back(&m);
-    }
-    flush();
+    for_each_turn(r, "assistant",
+                  [&](std::string_view role, const std::vector<const ChatMessage*>& turn) {
+                      w.StartObject();
+                      key_string(w, "role", role);
+                      w.Key("content");
+                      if (turn.size() == 1 && plain_text(*turn[0])) {
+                          string(w, turn[0]->content);
+                      } else {
+                          w.StartArray();
+                          for (const ChatMessage* m : turn) anthropic_blocks(w, *m);
+                          w.EndArray();
+                      }
+                      w.EndObject();
+                  });
     w.EndArray();
 }
 
@@ -645,27 +600,16 @@ void gemini_parts(Writer& w, const ChatRequest& r, const ChatMessage& m) {
 void gemini_contents(Writer& w, const ChatRequest& r) {
     w.Key("contents");
     w.StartArray();
-    std::vector<const ChatMessage*> turn;
-    std::string turn_role;
-    auto flush = [&] {
-        if (turn.empty()) return;
-        w.StartObject();
-        key_string(w, "role", turn_role);
-        w.Key("parts");
-        w.StartArray();
-        for (const ChatMessage* m : turn) gemini_parts(w, r, *m);
-        w.EndArray();
-        w.EndObject();
-        turn.clear();
-    };
-    for (const ChatMessage& m : r.messages) {
-        if (m.role == "system") continue;  // in systemInstruction
-        const std::string role = m.role == "assistant" ? "model" : "user";
-        if (role != turn_role) flush();
-        turn_role = role;
-        turn.push_back(&m);
-    }
-    flush();
+    for_each_turn(r, "model",
+                  [&](std::string_view role, const std::vector<const ChatMessage*>& turn) {
+                      w.StartObject();
+                      key_string(w, "role", role);
+                      w.Key("parts");
+                      w.StartArray();
+                      for (const ChatMessage* m : turn) gemini_parts(w, r, *m);
+                      w.EndArray();
+                      w.EndObject();
+                  });
     w.EndArray();
 }
 

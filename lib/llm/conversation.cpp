@@ -2,6 +2,7 @@
 // effort names, and the message a turn's result becomes.
 
 #include "nous/llm/chat.hpp"
+#include "openai_message.hpp"
 #include "provider_json.hpp"
 
 namespace nous::llm {
@@ -92,7 +93,7 @@ using detail::int_member;
 using detail::member;
 using detail::string_member;
 using detail::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using detail::Writer;
 
 void put(Writer& w, const char* key, std::string_view value) {
     w.Key(key);
@@ -186,6 +187,13 @@ Result<std::vector<ChatMessage>> messages_from_json(std::string_view json) {
 std::string message_to_json(const ChatMessage& m) {
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
+    detail::write_openai_message(w, m, /*extensions=*/true);
+    return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+namespace detail {
+
+void write_openai_message(Writer& w, const ChatMessage& m, bool extensions) {
     w.StartObject();
     put(w, "role", m.role);
     w.Key("content");
@@ -214,11 +222,12 @@ std::string message_to_json(const ChatMessage& m) {
             w.EndObject();
         }
         w.EndArray();
-    } else if (m.content.empty() && !m.tool_calls.empty()) {
+    } else if (m.role == "assistant" && m.content.empty() && !m.tool_calls.empty()) {
         w.Null();  // as OpenAI writes an assistant message that only calls tools
     } else {
         w.String(m.content.data(), static_cast<rapidjson::SizeType>(m.content.size()));
     }
+    if (m.role == "tool") put(w, "tool_call_id", m.tool_call_id);
     if (!m.tool_calls.empty()) {
         w.Key("tool_calls");
         w.StartArray();
@@ -229,12 +238,16 @@ std::string message_to_json(const ChatMessage& m) {
             w.Key("function");
             w.StartObject();
             put(w, "name", call.name);
-            put(w, "arguments", call.arguments);
+            put(w, "arguments", call.arguments.empty() ? "{}" : call.arguments);
             w.EndObject();
-            if (!call.signature.empty()) put(w, "thought_signature", call.signature);
+            if (extensions && !call.signature.empty()) put(w, "thought_signature", call.signature);
             w.EndObject();
         }
         w.EndArray();
+    }
+    if (!extensions) {
+        w.EndObject();
+        return;
     }
     if (!m.reasoning.empty()) {
         w.Key("reasoning");
@@ -245,7 +258,6 @@ std::string message_to_json(const ChatMessage& m) {
         w.EndObject();
     }
     if (m.role == "tool") {
-        put(w, "tool_call_id", m.tool_call_id);
         if (!m.tool_name.empty()) put(w, "name", m.tool_name);
         if (m.is_error) {
             w.Key("is_error");
@@ -253,8 +265,9 @@ std::string message_to_json(const ChatMessage& m) {
         }
     }
     w.EndObject();
-    return std::string(buffer.GetString(), buffer.GetSize());
 }
+
+}  // namespace detail
 
 Result<std::vector<ToolSpec>> tools_from_json(std::string_view json) {
     auto doc = nous::http::parse_json(json);

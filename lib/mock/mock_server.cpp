@@ -260,6 +260,25 @@ struct MockServer::Impl {
         return mock::write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
     }
 
+    /// The small-event firehose: firehose_bytes of one 49-byte OpenAI-style
+    /// event over and over (the per-event path's worst case), then [DONE].
+    bool small_events(int fd) {
+        static const std::string batch = [] {
+            const std::string event = "data: {\"choices\":[{\"delta\":{\"content\":\"tok\"}}]}\n\n";
+            std::string out;
+            while (out.size() + event.size() <= 64 * 1024) out += event;
+            return out;
+        }();
+        const std::string head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n";
+        if (!mock::send_all(fd, head)) return false;
+        for (std::uint64_t sent = 0; sent < options.firehose_bytes && !stopping;
+             sent += batch.size())
+            if (!mock::write_chunk(fd, batch)) return false;
+        return mock::write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
+    }
+
     /// Answers a chat request: streamed, or whole after as long as generating
     /// it would take; or fails as its x-mock-fault header asks.
     bool answer_chat(int fd, const mock::ChatRoute& route, const MockRequest& request) {
@@ -337,6 +356,8 @@ struct MockServer::Impl {
                 ok = chunked_1m(fd);
             } else if (route == "/sse100m") {
                 ok = firehose(fd);
+            } else if (route == "/sse49") {
+                ok = small_events(fd);
             } else if (route == "/echo") {
                 response.body = request.body;
                 if (auto t = request.header("content-type"))

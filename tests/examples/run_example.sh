@@ -6,18 +6,11 @@
 set -uo pipefail
 nouscli=$1 example=$2 expected=$3
 shift 3
-log=$(mktemp)
+source "$(dirname "$0")/../support/mock_server.sh"
 out=$(mktemp)
-"$nouscli" mock-server --port 0 --tokens 8 >"$log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -f "$log" "$out"' EXIT
-base=""
-for _ in $(seq 1 200); do
-  base=$(grep -o 'http://[0-9.:]*' "$log" | head -1)
-  [ -n "$base" ] && break
-  sleep 0.05
-done
-[ -n "$base" ] || { echo "mock server did not start"; cat "$log"; exit 1; }
+trap 'stop_mock; rm -f "$out"' EXIT
+start_mock "$nouscli" --tokens 8 || exit 1
+base=$MOCK_URL
 unset OPENAI_API_KEY
 args=()
 for arg in "$@"; do args+=("${arg//\{base\}/$base}"); done

@@ -16,16 +16,9 @@ if ! (cd "$work" && npm ci --no-audit --no-fund --loglevel=error); then
   echo "sdk-test: npm could not install the SDKs (is the npm registry reachable?): failing, not skipping"
   exit 1
 fi
-log=$(mktemp)
-"$nouscli" mock-server --port 0 --tokens 8 >"$log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -f "$log"' EXIT
-base=""
-for _ in $(seq 1 200); do
-  base=$(grep -o 'http://[0-9.:]*' "$log" | head -1)
-  [ -n "$base" ] && break
-  sleep 0.05
-done
-[ -n "$base" ] || { echo "sdk-test: the mock server did not start"; cat "$log"; exit 1; }
+source "$here/../support/mock_server.sh"
+trap stop_mock EXIT
+start_mock "$nouscli" --tokens 8 || { echo "sdk-test: no mock server"; exit 1; }
+base=$MOCK_URL
 echo "sdk-test: node $(node --version), against $base"
 (cd "$work" && node check.mjs "$base")

@@ -134,6 +134,22 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
                 i = n;
                 break;
             }
+            // The hot case whole: "data: X\n\n", the event wholly in the
+            // input, at an event boundary. Dispatched here, without a second
+            // pass of this loop for its blank line; anything unusual (over
+            // the cap, [DONE], CR line ends) takes the general path below.
+            if (line_.empty() && data_lines_ == 0 && p[j] == '\n' && j + 1 < n &&
+                p[j + 1] == '\n' && j - i >= 5 && std::memcmp(p + i, "data:", 5) == 0) {
+                std::string_view value(p + i + 5, j - i - 5);
+                if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+                if (value.size() <= max_data_ && value != "[DONE]") {
+                    emit(type_view(), value, /*data_is_input=*/true, ids_.back());
+                    event_type_.clear();
+                    ++scanned_;  // the blank line's LF (the data line's is counted above)
+                    i = j + 2;
+                    continue;
+                }
+            }
             if (p[j] == '\r') skip_lf_ = true;
             bool ok;
             if (line_.empty()) {

@@ -12,6 +12,7 @@
 //   POST /small                 ~1 KiB JSON          POST /large   256 KiB JSON
 //   POST /chunked1m             1,000 chunks of 1,000 bytes
 //   POST /sse100m               ~100 MiB SSE body generated on the fly
+//   POST /sse49                 as much again in 49-byte events (the per-event worst case)
 //   POST /echo                  the request body back, same Content-Type
 //   anything else               404 with an OpenAI-shaped error
 // A custom handler may answer any request first (tests: 429, 503, ...).
