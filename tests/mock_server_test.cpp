@@ -35,6 +35,21 @@ TEST_CASE("mock server: chat completion JSON, models, small and large bodies") {
     CHECK(bad.error().status == 400);
 }
 
+TEST_CASE("mock server: a request body nested a million deep is a 400, and the server goes on") {
+    MockServer server;
+    server.start();
+    Options options;
+    options.max_retries = 0;
+    for (const char* route : {"/v1/chat/completions", "/v1/responses", "/v1/messages"}) {
+        INFO(route);
+        auto deep = post(server.base_url() + route, std::string(1'000'000, '['), {}, options);
+        REQUIRE_FALSE(deep.ok());
+        CHECK(deep.error().status == 400);
+    }
+    auto after = post(server.base_url() + "/v1/chat/completions", R"({"model":"m"})", {}, options);
+    CHECK(after.ok());
+}
+
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;
@@ -157,7 +172,7 @@ TEST_CASE("mock server: a long reply is the same text streamed and whole, in eve
                                  " one",    " as",   " requested", "!"};
     for (int i = 0; i < options.stream_tokens; ++i) expected += words[i % 16];
     for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic,
-                          nous::llm::Provider::gemini}) {
+                          nous::llm::Provider::gemini, nous::llm::Provider::openai_responses}) {
         for (bool stream : {true, false}) {
             INFO(nous::llm::to_string(provider) << (stream ? " streamed" : " whole"));
             nous::llm::ChatRequest request;

@@ -119,7 +119,9 @@ bool read_chat(const ChatRoute& route, const MockRequest& request, const MockSer
     const Format format = route.format;
     const std::string& path_model = route.path_model;
     rapidjson::Document doc;
-    doc.Parse(request.body.c_str(), request.body.size());
+    // Iterative: a client's deeply nested body cannot exhaust the
+    // connection thread's stack (the recursive parser would).
+    doc.Parse<rapidjson::kParseIterativeFlag>(request.body.c_str(), request.body.size());
     if (doc.HasParseError() || !doc.IsObject()) {
         error.status = 400;
         error.body =
