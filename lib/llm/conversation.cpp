@@ -199,7 +199,9 @@ void write_openai_message(Writer& w, const ChatMessage& m, bool extensions) {
     w.Key("content");
     if (!m.parts.empty()) {
         w.StartArray();
-        if (!m.content.empty()) {
+        // The file shape writes an empty text too when a text part follows,
+        // so that reading it back keeps that part a part.
+        if (!m.content.empty() || (extensions && m.parts.front().kind == ContentPart::Kind::text)) {
             w.StartObject();
             put(w, "type", "text");
             put(w, "text", m.content);

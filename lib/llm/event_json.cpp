@@ -255,7 +255,7 @@ bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
     if (text.find('\0') != std::string_view::npos) return false;
     out = {};
     stacks_.Clear();
-    text_.assign(text);
+    copy_padded(text);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Pool> reader(&stacks_, 256);
     OpenAIChunkReader handler(out);
     rapidjson::InsituStringStream input(text_.data());
@@ -263,6 +263,14 @@ bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
     // it at 8 levels, so its recursion is bounded whatever the bytes.
     const auto result = reader.Parse<rapidjson::kParseInsituFlag>(input, handler);
     return !result.IsError() && handler.ok_;
+}
+
+void EventJson::copy_padded(std::string_view text) {
+    // RapidJSON's SSE2 scans read whole aligned 16-byte blocks, up to 15 bytes
+    // past the terminating NUL: they must stay inside our buffer (the fuzz
+    // target, under AddressSanitizer, caught the read past its end).
+    text_.assign(text);
+    text_.append(kScanPadding, '\0');
 }
 
 EventJson::EventJson()
@@ -280,7 +288,7 @@ const rapidjson::Value* EventJson::parse(std::string_view text, std::string& err
         error = "invalid JSON at offset " + std::to_string(text.find('\0')) + ": a NUL byte";
         return nullptr;
     }
-    text_.assign(text);
+    copy_padded(text);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Pool> reader(&stacks_, 256);
     bool too_deep = false;
     rapidjson::ParseResult result;

@@ -56,6 +56,9 @@ class EventJson {
     /// The event's bytes, copied: parsed in place, so that strings are not
     /// copied again (the document's strings point here until the next parse).
     std::string text_;
+    static constexpr std::size_t kScanPadding = 16;
+    /// `text` into text_, NUL-terminated and padded for the SIMD scans.
+    void copy_padded(std::string_view text);
 };
 
 }  // namespace nous::llm::detail

@@ -1,11 +1,14 @@
 // libFuzzer: the provider delta parsers and the accumulator. Any bytes, as an
 // SSE body of any provider and as a non-streamed response: never a crash, the
 // same message whole or in pieces, and (OpenAI) the same message from the
-// fast reader of common chunks as from the document read.
+// fast reader of common chunks as from the document read. The same bytes as
+// a --messages conversation: read, then built into every format's request,
+// and each message written back reads the same.
 
 #include <string>
 
 #include "fuzz_support.hpp"
+#include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 
 namespace {
@@ -50,5 +53,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         nous::fuzz::require(whole == assemble(provider, bytes, {}, /*fast_paths=*/false));
         (void)nous::llm::parse_chat_response(provider, bytes);
     }
+    if (auto conversation = nous::llm::messages_from_json(bytes)) {
+        nous::llm::ChatRequest request;
+        request.model = "m";
+        request.messages = conversation.value();
+        request.reasoning_effort = nous::llm::ReasoningEffort::low;
+        for (auto provider : {nous::llm::Provider::openai, nous::llm::Provider::anthropic,
+                              nous::llm::Provider::gemini, nous::llm::Provider::openai_responses}) {
+            request.provider = provider;
+            if (auto call = nous::llm::build_chat_call(request))
+                nous::fuzz::require(nous::http::parse_json(call->body).ok());
+        }
+        for (const auto& m : conversation.value()) {
+            auto again = nous::llm::messages_from_json("[" + nous::llm::message_to_json(m) + "]");
+            nous::fuzz::require(again.ok() && again->size() == 1);
+            nous::fuzz::require(nous::llm::message_to_json(again.value()[0]) ==
+                                nous::llm::message_to_json(m));
+        }
+    }
+    (void)nous::llm::tools_from_json(bytes);
     return 0;
 }
