@@ -126,20 +126,24 @@ int cmd_chat(int argc, char** argv) {
     // Text printed as it arrives, flushed per delta (unless --json); a closed
     // stdout stops the stream at once.
     bool printed_any = false;
-    bool reasoning_shown = false;
+    bool reasoning_open = false;  ///< reasoning printed on stderr, its line not ended yet
     bool stdout_closed = false;
     auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
         // Reasoning goes to stderr, never to stdout.
         if (show_reasoning && !d.reasoning.empty()) {
             std::cerr << d.reasoning << std::flush;
-            reasoning_shown = true;
+            reasoning_open = true;
         }
         if (json || d.text.empty()) return true;
+        if (reasoning_open) {  // the answer starts: end the reasoning's line first
+            std::cerr << "\n" << std::flush;
+            reasoning_open = false;
+        }
         printed_any = true;
         stdout_closed = !write_out(stdout, d.text);
         return !stdout_closed;
     });
-    if (reasoning_shown) std::cerr << "\n";
+    if (reasoning_open) std::cerr << "\n";
     if (stdout_closed) return ok;
     if (!result) {
         const Error& e = result.error();

@@ -27,9 +27,9 @@ echo "(each line is one SSE event, printed as it arrives: 25 tokens/s after 200 
   -d '{"model":"mock-1","stream":true,"messages":[{"role":"user","content":"Say hello"}]}'
 echo
 echo
-echo "# nouscli chat: the provider helpers, tokens printed live, in the three formats the mock speaks"
+echo "# nouscli chat: the provider helpers, tokens printed live, in the four formats the mock speaks"
 export OPENAI_API_KEY=sk-demo ANTHROPIC_API_KEY=sk-demo GEMINI_API_KEY=demo
-for provider in openai anthropic gemini; do
+for provider in openai openai-responses anthropic gemini; do
   prefix=/v1
   [ "$provider" = gemini ] && prefix=/v1beta
   echo "\$ nouscli chat 'Say hello' --provider $provider --base-url $base$prefix --model mock-1"
@@ -37,3 +37,10 @@ for provider in openai anthropic gemini; do
 done
 echo "\$ nouscli chat 'Say hello' --provider anthropic --base-url $base/v1 --model mock-1 --no-stream --json"
 "$nouscli" chat 'Say hello' --provider anthropic --base-url "$base/v1" --model mock-1 --no-stream --json
+echo
+echo "# reasoning (to stderr as it arrives) and a fault the mock plays on request"
+echo "\$ nouscli chat 'Say hello' --provider anthropic --base-url $base/v1 --model mock-1 --reasoning low --show-reasoning"
+"$nouscli" chat 'Say hello' --provider anthropic --base-url "$base/v1" --model mock-1 --reasoning low --show-reasoning
+echo "\$ nouscli chat 'Say hello' --base-url $base/v1 --model mock-1 -H 'x-mock-fault: midstream_error'"
+"$nouscli" chat 'Say hello' --base-url "$base/v1" --model mock-1 -H 'x-mock-fault: midstream_error' ||
+  echo "(exit $?: the error arrived inside the stream, after the text)"
