@@ -809,3 +809,29 @@ TEST_CASE("nouscli chat: --image goes on the prompt, and bad --messages or --rea
     CHECK(missing.code == 2);
     CHECK(server.requests_served() == served);  // nothing was sent
 }
+
+TEST_CASE(
+    "nouscli chat -v prints the response's request id and rate-limit headers, on errors too") {
+    ChatEnv env;
+    MockServer server;
+    server.start();
+    for (const std::string provider : {"openai", "anthropic"}) {
+        INFO(provider);
+        const std::string base = base_for(provider, server.base_url());
+        auto ok = nouscli(
+            {"chat", "hi", "--provider", provider, "--model", "m", "--base-url", base, "-v"});
+        CHECK(ok.code == 0);
+        const std::string limit_header = provider == "anthropic"
+                                             ? "< anthropic-ratelimit-requests-remaining: 49"
+                                             : "< x-ratelimit-remaining-requests: 4999";
+        CHECK_THAT(ok.err, Catch::Contains(limit_header));
+        CHECK_THAT(ok.err, Catch::Contains("* request id req_mock_"));
+        CHECK(ok.out.find("ratelimit") == std::string::npos);  // stderr only
+        auto limited = nouscli({"chat", "hi", "--provider", provider, "--model", "m", "--base-url",
+                                base, "-v", "-H", "x-mock-fault: rate_limit"});
+        CHECK(limited.code == 5);
+        CHECK_THAT(limited.err, Catch::Contains("< retry-after-ms: 20"));
+        CHECK_THAT(limited.err, Catch::Contains(provider == "anthropic" ? "requests-remaining: 0"
+                                                                        : "remaining-requests: 0"));
+    }
+}

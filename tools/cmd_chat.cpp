@@ -145,9 +145,21 @@ int cmd_chat(int argc, char** argv) {
     });
     if (reasoning_open) std::cerr << "\n";
     if (stdout_closed) return ok;
+    // -v: the response's request id and rate-limit headers, as sent.
+    auto print_operations_headers = [&](const Headers& headers) {
+        if (!connection.verbose()) return;
+        for (const auto& [name, value] : headers) {
+            const bool wanted =
+                name.rfind("x-ratelimit-", 0) == 0 || name.rfind("anthropic-ratelimit-", 0) == 0 ||
+                name == "retry-after" || name == "retry-after-ms" || name == "x-request-id" ||
+                name == "request-id" || name == "x-generation-id" || name == "x-should-retry";
+            if (wanted) std::cerr << "< " << name << ": " << value << "\n";
+        }
+    };
     if (!result) {
         const Error& e = result.error();
         if (printed_any) write_out(stdout, "\n");
+        print_operations_headers(e.headers);
         if (connection.verbose() && !e.request_id.empty())
             std::cerr << "* request id " << e.request_id << "\n";
         if (e.code == ErrorCode::http_status) {
@@ -159,6 +171,7 @@ int cmd_chat(int argc, char** argv) {
         return report_error(e);
     }
     const nous::llm::ChatResult& message = result.value();
+    print_operations_headers(message.headers);
     if (connection.verbose() && !message.request_id.empty())
         std::cerr << "* request id " << message.request_id << "\n";
     if (connection.verbose() && message.rate_limit) {

@@ -15,6 +15,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         if (result) {
             result->request_id = response->request_id;
             result->rate_limit = parse_rate_limit(response->headers);
+            result->headers = response->headers;
         }
         if (result && on_delta) {
             Delta whole;
@@ -44,6 +45,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         const nous::http::Headers headers = stream.response_headers();
         result.request_id = stream.request_id();
         result.rate_limit = parse_rate_limit(headers);
+        result.headers = headers;
         return result;
     };
     // Views, not copies: each event is parsed where the stream holds it.

@@ -245,6 +245,8 @@ struct ChatResult {
     std::string request_id;
     /// The rate limit the response's headers reported, if any (parse_rate_limit).
     std::optional<RateLimit> rate_limit;
+    /// The response's headers (lower-case names), for what the fields above do not say.
+    Headers headers;
 
     /// The assistant message to append to the conversation for the next
     /// turn: text, tool calls and reasoning, signatures included.
