@@ -115,8 +115,10 @@ class WindowSource final : public ChunkSource {
             }
             // Announce, then look again: a push after `seen` was read either
             // changed the word (the futex returns at once) or saw the flag and wakes us.
+            // After a cancel too the reader's last piece (its error) is what
+            // ends the wait: no spinning while it gets there.
             consumer_waiting_.store(true, std::memory_order_seq_cst);
-            if (pushed_.current() == seen && !stop_.load()) pushed_.wait(seen, kWaitSlice);
+            if (pushed_.current() == seen) pushed_.wait(seen, kWaitSlice);
             consumer_waiting_.store(false, std::memory_order_relaxed);
         }
     }
