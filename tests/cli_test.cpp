@@ -713,7 +713,7 @@ TEST_CASE("nouscli chat: each x-mock-fault gives its exit code, for every provid
          "*",
          ""},
     };
-    for (const std::string provider : {"openai", "anthropic", "gemini"}) {
+    for (const std::string provider : {"openai", "anthropic", "gemini", "openai-responses"}) {
         for (const Expect& expect : expectations) {
             INFO(provider << " " << expect.fault);
             MockServer server;

@@ -656,7 +656,8 @@ FaultRun run_fault(Provider provider, bool stream, const std::string& fault,
     return run;
 }
 
-const Provider kProviders[] = {Provider::openai, Provider::anthropic, Provider::gemini};
+const Provider kProviders[] = {Provider::openai, Provider::anthropic, Provider::gemini,
+                               Provider::openai_responses};
 
 }  // namespace
 
