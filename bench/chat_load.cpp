@@ -297,10 +297,11 @@ int main(int argc, char** argv) {
     const std::string client =
         load.client == "nous-llm" ? "nous-llm-" + load.stream_backend : load.client;
     const std::uint64_t tokens = tally.tokens.load();
+    // Exactly the keys of DESIGN's driver contract.
     std::printf(
-        "{\"client\":\"%s\",\"provider\":\"%s\",\"streams\":%d,\"tokens\":%llu,\"errors\":%llu,"
+        "{\"client\":\"%s\",\"streams\":%d,\"tokens\":%llu,\"errors\":%llu,"
         "\"wall_s\":%.3f,\"cpu_s\":%.3f,\"us_per_token\":%.2f,\"peak_rss_kb\":%ld}\n",
-        client.c_str(), provider.c_str(), load.streams, static_cast<unsigned long long>(tokens),
+        client.c_str(), load.streams, static_cast<unsigned long long>(tokens),
         static_cast<unsigned long long>(tally.errors.load()), wall, cpu,
         tokens ? cpu * 1e6 / static_cast<double>(tokens) : 0.0, nous::bench::peak_rss_kb());
     return tally.errors.load() ? 1 : 0;

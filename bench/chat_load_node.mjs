@@ -28,7 +28,7 @@ const wall = Number(process.hrtime.bigint() - start) / 1e9;
 const cpu = process.cpuUsage(cpuBefore);
 const cpuS = (cpu.user + cpu.system) / 1e6;
 console.log(JSON.stringify({
-    client: 'openai-node', provider: 'openai', streams, tokens, errors,
+    client: 'openai-node', streams, tokens, errors,
     wall_s: Number(wall.toFixed(3)), cpu_s: Number(cpuS.toFixed(3)),
     us_per_token: Number((tokens ? cpuS * 1e6 / tokens : 0).toFixed(2)),
     peak_rss_kb: process.resourceUsage().maxRSS }));
