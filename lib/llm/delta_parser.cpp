@@ -17,17 +17,6 @@ namespace {
 
 using namespace detail;
 
-/// OpenAI usage: prompt and completion tokens, the cached part of the
-/// prompt, the reasoning part of the completion.
-void openai_usage(const Value& usage, Delta& d) {
-    d.input_tokens = int_member(usage, "prompt_tokens");
-    d.output_tokens = int_member(usage, "completion_tokens");
-    if (const Value* prompt = member(usage, "prompt_tokens_details"))
-        d.cached_input_tokens = int_member(*prompt, "cached_tokens");
-    if (const Value* completion = member(usage, "completion_tokens_details"))
-        d.reasoning_tokens = int_member(*completion, "reasoning_tokens");
-}
-
 /// Anthropic usage: input and output tokens, the input read from the cache.
 void anthropic_usage(const Value& usage, Delta& d) {
     d.input_tokens = int_member(usage, "input_tokens");
@@ -142,7 +131,7 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
         }
     }
     if (const Value* usage = member(doc, "usage"); usage && usage->IsObject()) {
-        openai_usage(*usage, d);
+        openai_style_usage(*usage, kChatUsage, d);
         any = any || has_usage(d);
     }
     if (any || adds_something(d)) out.push_back(std::move(d));
@@ -379,7 +368,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
             }
             if (const Value* usage = member(root, "usage"); usage && usage->IsObject()) {
                 Delta d;
-                openai_usage(*usage, d);
+                openai_style_usage(*usage, kChatUsage, d);
                 deltas.push_back(std::move(d));
             }
             break;

@@ -58,6 +58,29 @@ inline std::string error_text(const Value& error) {
     return compact(error);
 }
 
+/// The names of an OpenAI-style usage object: chat completions say
+/// prompt/completion, the Responses API input/output; both nest the cached
+/// input and the reasoning output in `*_details` objects.
+struct UsageNames {
+    const char* input;
+    const char* output;
+    const char* input_details;
+    const char* output_details;
+};
+inline constexpr UsageNames kChatUsage{"prompt_tokens", "completion_tokens",
+                                       "prompt_tokens_details", "completion_tokens_details"};
+inline constexpr UsageNames kResponsesUsage{"input_tokens", "output_tokens", "input_tokens_details",
+                                            "output_tokens_details"};
+
+inline void openai_style_usage(const Value& usage, const UsageNames& names, Delta& d) {
+    d.input_tokens = int_member(usage, names.input);
+    d.output_tokens = int_member(usage, names.output);
+    if (const Value* input = member(usage, names.input_details))
+        d.cached_input_tokens = int_member(*input, "cached_tokens");
+    if (const Value* output = member(usage, names.output_details))
+        d.reasoning_tokens = int_member(*output, "reasoning_tokens");
+}
+
 inline bool has_usage(const Delta& d) {
     return d.input_tokens || d.output_tokens || d.cached_input_tokens || d.reasoning_tokens;
 }

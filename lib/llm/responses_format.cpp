@@ -15,16 +15,6 @@ namespace nous::llm::detail {
 
 namespace {
 
-/// Usage: input (cached part) and output (reasoning part) tokens.
-void responses_usage(const Value& usage, Delta& d) {
-    d.input_tokens = int_member(usage, "input_tokens");
-    d.output_tokens = int_member(usage, "output_tokens");
-    if (const Value* input = member(usage, "input_tokens_details"))
-        d.cached_input_tokens = int_member(*input, "cached_tokens");
-    if (const Value* output = member(usage, "output_tokens_details"))
-        d.reasoning_tokens = int_member(*output, "reasoning_tokens");
-}
-
 /// A finished response object: its status as the finish reason (the
 /// incomplete reason when there is one), usage, and an error when it failed.
 void response_end(const Value& response, Delta& d) {
@@ -33,7 +23,7 @@ void response_end(const Value& response, Delta& d) {
     if (const Value* details = member(response, "incomplete_details"))
         if (auto reason = string_member(*details, "reason")) d.finish_reason = reason;
     if (const Value* usage = member(response, "usage"); usage && usage->IsObject())
-        responses_usage(*usage, d);
+        openai_style_usage(*usage, kResponsesUsage, d);
     if (const Value* error = member(response, "error"); error && error->IsObject())
         d.error = error_text(*error);
 }

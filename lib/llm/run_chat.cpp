@@ -43,7 +43,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     auto finished = [&] {
         ChatResult result = accumulator.result();
         const nous::http::Headers headers = stream.response_headers();
-        result.request_id = stream.request_id();
+        result.request_id = nous::http::request_id_of(headers);  // one copy of the headers
         result.rate_limit = parse_rate_limit(headers);
         result.headers = headers;
         return result;

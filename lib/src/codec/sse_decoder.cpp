@@ -16,6 +16,12 @@ namespace {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
+/// A field's value: what follows the colon, less one leading space.
+std::string_view field_value(std::string_view after_colon) noexcept {
+    if (!after_colon.empty() && after_colon.front() == ' ') after_colon.remove_prefix(1);
+    return after_colon;
+}
+
 /// One decoder core, two outputs: owned Events (feed) or views (feed_views)
 /// that point into the input or the decoder's own storage. A single-line data
 /// event wholly inside the input is handed out without a copy.
@@ -140,8 +146,7 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
             // the cap, [DONE], CR line ends) takes the general path below.
             if (line_.empty() && data_lines_ == 0 && p[j] == '\n' && j + 1 < n &&
                 p[j + 1] == '\n' && j - i >= 5 && std::memcmp(p + i, "data:", 5) == 0) {
-                std::string_view value(p + i + 5, j - i - 5);
-                if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+                const std::string_view value = field_value(std::string_view(p + i + 5, j - i - 5));
                 if (value.size() <= max_data_ && value != "[DONE]") {
                     emit(type_view(), value, /*data_is_input=*/true, ids_.back());
                     event_type_.clear();
@@ -200,15 +205,12 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
         if (line.front() == ':') return true;  // comment
         // The hot case first: "data: ..." (or "data:...").
         if (line.size() >= 5 && std::memcmp(line.data(), "data:", 5) == 0) {
-            std::string_view value = line.substr(5);
-            if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-            return add_data(value, in_input);
+            return add_data(field_value(line.substr(5)), in_input);
         }
         std::string_view field = line, value;
         if (auto colon = line.find(':'); colon != std::string_view::npos) {
             field = line.substr(0, colon);
-            value = line.substr(colon + 1);
-            if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+            value = field_value(line.substr(colon + 1));
         }
         if (field == "data") {
             return add_data(value, in_input);
