@@ -190,3 +190,27 @@ TEST_CASE("a cancel ends a dial with attempts in flight") {
     REQUIRE_FALSE(result->ok());
     CHECK(result->error().code == ErrorCode::cancelled);
 }
+
+TEST_CASE("IP literals resolve without a lookup, in every numeric form getaddrinfo takes") {
+    FakeNames names;  // a lookup of any name would be counted (and fail)
+    const Deadlines no_deadlines{};
+    auto same = [](const ResolvedAddress& a, const ResolvedAddress& b) {
+        return a.length == b.length && std::memcmp(&a.storage, &b.storage, a.length) == 0;
+    };
+    auto one = [&](const char* host, std::uint16_t port) {
+        auto r = resolve(host, port, no_deadlines, nullptr);
+        REQUIRE(r);
+        REQUIRE(r->size() == 1);
+        return r->front();
+    };
+    CHECK(same(one("127.0.0.1", 8080), v4("127.0.0.1", 8080)));
+    CHECK(same(one("::1", 443), v6("::1", 443)));
+    CHECK(same(one("2001:db8::7", 1), v6("2001:db8::7", 1)));
+    // inet_aton's short and hex forms are numeric too (getaddrinfo's own path).
+    CHECK(same(one("127.1", 80), v4("127.0.0.1", 80)));
+    CHECK(same(one("0x7f.0.0.1", 80), v4("127.0.0.1", 80)));
+    CHECK(names.lookups == 0);
+    // A name is looked up, however much it looks like hex ("cafe.be").
+    CHECK_FALSE(resolve("cafe.be", 80, no_deadlines, nullptr));
+    CHECK(names.lookups == 1);
+}

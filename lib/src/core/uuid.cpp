@@ -12,6 +12,16 @@ namespace nous::http::detail {
 
 namespace {
 
+/// No getrandom (seccomp, very old kernel): std::random_device reads
+/// /dev/urandom, also fresh in every process. Out of line because the device
+/// is a 5 KB object: inlined, its frame would touch one more stack page on
+/// every stream's thread (a page of resident memory per stream) for a path
+/// that almost never runs.
+[[gnu::noinline, gnu::cold]] void random_bytes_from_device(unsigned char* bytes, std::size_t n) {
+    std::random_device device;
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<unsigned char>(device());
+}
+
 /// 16 bytes from the kernel. Not a seeded engine: a process-wide or
 /// thread_local engine is copied into a fork()ed child, and parent and child
 /// then draw the same keys for different requests.
@@ -22,11 +32,7 @@ void random_bytes(unsigned char (&bytes)[16]) {
         if (n > 0) {
             got += static_cast<std::size_t>(n);
         } else if (n < 0 && errno != EINTR) {
-            // No getrandom (seccomp, very old kernel): std::random_device reads
-            // /dev/urandom, also fresh in every process.
-            std::random_device device;
-            for (std::size_t i = got; i < sizeof bytes; ++i)
-                bytes[i] = static_cast<unsigned char>(device());
+            random_bytes_from_device(bytes + got, sizeof bytes - got);
             return;
         }
     }

@@ -5,11 +5,13 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
+#include <cctype>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -66,6 +68,39 @@ int run_getaddrinfo(const std::string& host, std::uint16_t port, int flags,
     return rc;
 }
 
+/// A plain dotted-quad or IPv6 literal, read without getaddrinfo: glibc's
+/// numeric path still walks several KB of stack and a few allocations on
+/// every stream's thread, a stack page of resident memory per stream.
+std::optional<ResolvedAddress> literal_address(const std::string& host, std::uint16_t port) {
+    ResolvedAddress a;
+    auto& v4 = reinterpret_cast<sockaddr_in&>(a.storage);
+    if (::inet_pton(AF_INET, host.c_str(), &v4.sin_addr) == 1) {
+        v4.sin_family = AF_INET;
+        v4.sin_port = htons(port);
+        a.length = sizeof v4;
+        return a;
+    }
+    auto& v6 = reinterpret_cast<sockaddr_in6&>(a.storage);
+    if (::inet_pton(AF_INET6, host.c_str(), &v6.sin6_addr) == 1) {
+        v6.sin6_family = AF_INET6;
+        v6.sin6_port = htons(port);
+        a.length = sizeof v6;
+        return a;
+    }
+    return std::nullopt;
+}
+
+/// The other numeric forms getaddrinfo accepts (inet_aton's "127.1",
+/// "0x7f.0.0.1"; IPv6 with a scope, "fe80::1%eth0"): hex digits, dots and an
+/// "x", or a colon. Any other name goes straight to the cache and the lookup.
+bool may_be_numeric(const std::string& host) {
+    if (host.find(':') != std::string::npos) return true;
+    for (char c : host)
+        if (!std::isxdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'x' && c != 'X')
+            return false;
+    return !host.empty();
+}
+
 /// Successful lookups, kept 60 s as curl's DNS cache keeps them: a new
 /// connection to a known host skips the resolver thread and getaddrinfo's
 /// reading of /etc/hosts, nsswitch.conf and resolv.conf.
@@ -120,8 +155,10 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
                                              const CancelToken* cancel) {
     if (is_cancelled(cancel)) return Error(ErrorCode::cancelled, "cancelled before resolving");
     // IP literals need no lookup and no thread.
+    if (auto literal = literal_address(host, port)) return std::vector<ResolvedAddress>{*literal};
     std::vector<ResolvedAddress> literal;
-    if (run_getaddrinfo(host, port, AI_NUMERICHOST | AI_NUMERICSERV, literal) == 0 &&
+    if (may_be_numeric(host) &&
+        run_getaddrinfo(host, port, AI_NUMERICHOST | AI_NUMERICSERV, literal) == 0 &&
         !literal.empty())
         return literal;
     const std::string key = cache_key(host, port);
