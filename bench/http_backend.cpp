@@ -126,7 +126,10 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
     }
     Stats stats;
     if (sc.streamed) {
-        // probe = "<events> events, <bytes> bytes"
+        // probe = "<events> events, <bytes> bytes": only the stream clients decode events.
+        if (probe.find(" events, ") == std::string::npos)
+            abort_run(client_name + " has no stream parser: " + sc.name +
+                      " takes nous-window, nous-pull or ref-raw-events");
         stats.events_per_iteration = std::stod(probe);
         stats.bytes_per_iteration = std::stod(probe.substr(probe.find(", ") + 2));
     }

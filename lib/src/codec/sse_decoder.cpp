@@ -66,7 +66,10 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
         return run(bytes, done, consumed,
                    [&](std::string_view type, std::string_view data, bool data_is_input,
                        const EventId& id) {
-                       EventView v;
+                       // Written in place: a local EventView copied in by
+                       // push_back was a store-forwarding stall per event (its
+                       // 16-byte reloads straddled the 8-byte field stores).
+                       EventView& v = out.emplace_back();
                        v.type = type;
                        if (data_is_input) {
                            v.data = data;
@@ -76,7 +79,6 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
                        }
                        v.id = &id;
                        v.retry = retry_;
-                       out.push_back(v);
                    });
     }
 
@@ -251,7 +253,11 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
 
     /// A stable view of the event type: interned (few distinct names per stream).
     std::string_view type_view() {
-        if (event_type_.empty()) return "message";
+        if (event_type_.empty()) return "message";  // the common case, inline
+        return interned_type();
+    }
+
+    [[gnu::noinline]] std::string_view interned_type() {
         for (const auto& t : types_)
             if (t == event_type_) return t;
         if (types_.size() < 64) {

@@ -127,6 +127,10 @@ Stream::~Stream() {
 
 std::optional<StreamItemView> Stream::next_view() {
     State& s = *state_;
+    // One result object for every return, so that it is built in the caller's
+    // slot (NRVO): a local item copied out was a store-forwarding stall per
+    // event, the largest single cost of a small event.
+    std::optional<StreamItemView> result;
     if (s.cancelled.load() && !s.cancel_reported) {
         // A cancel ends the stream at once, ahead of items already decoded.
         s.cancel_reported = true;
@@ -140,14 +144,14 @@ std::optional<StreamItemView> Stream::next_view() {
         if (s.view_pos < s.views.size()) {
             // One writer (this thread): a plain store, no read-modify-write per event.
             s.items.store(s.items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-            StreamItemView item;
+            StreamItemView& item = result.emplace();
             item.event = s.views[s.view_pos++];
             if (s.content_watch && (!s.is_content_event || s.is_content_event(item.event)))
                 s.content_watch->content();
-            return item;
+            return result;
         }
         if (s.terminal != State::Terminal::none) {
-            StreamItemView item;
+            StreamItemView& item = result.emplace();
             if (s.terminal == State::Terminal::done) {
                 item.kind = StreamItem::Kind::done;
             } else {
@@ -156,9 +160,9 @@ std::optional<StreamItemView> Stream::next_view() {
             }
             s.terminal = State::Terminal::none;  // delivered once
             s.finished = true;
-            return item;
+            return result;
         }
-        if (s.finished || !s.source) return std::nullopt;
+        if (s.finished || !s.source) return result;
         // The views of the previous piece are void from here: its storage goes back.
         if (s.current.kind == ChunkSource::Piece::Kind::data)
             s.source->recycle(std::move(s.current.bytes));
