@@ -8,12 +8,44 @@
 
 #include "fault_server.hpp"
 #include "nous/http/client.hpp"
+#include "nous/llm/chat.hpp"
 #include "nous/mock/mock_server.hpp"
 
 namespace {
 thread_local bool counting = false;  // only the calling thread's allocations
 std::atomic<std::size_t> threshold{0};
 std::atomic<int> big_allocations{0};
+
+/// Allocations made by this thread during one streamed run_chat of a mock
+/// sending `tokens` tokens (pull backend: the calling thread reads the socket,
+/// decodes the events and parses the deltas, so every per-token step counts).
+int allocations_of_chat(nous::llm::Provider provider, int tokens) {
+    nous::http::MockServerOptions mock;
+    mock.stream_tokens = tokens;
+    nous::http::MockServer server(mock);
+    server.start();
+    nous::llm::ChatRequest request;
+    request.provider = provider;
+    request.base_url =
+        server.base_url() + (provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
+    request.model = "mock-1";
+    request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
+    nous::http::Options options;
+    options.stream_backend = "pull";
+    options.max_retries = 0;
+    int text_deltas = 0;
+    threshold = 0;
+    big_allocations = 0;
+    counting = true;
+    auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+        text_deltas += !d.text.empty();
+        return true;
+    });
+    counting = false;
+    REQUIRE(result);
+    CHECK(text_deltas == tokens);
+    return big_allocations.load();
+}
 }  // namespace
 
 void* operator new(std::size_t size) {
@@ -62,4 +94,19 @@ TEST_CASE("a 1 MiB chunked body grows geometrically, not per chunk") {
     CHECK(r->body.size() == 1024 * 1024);
     CHECK(big_allocations <= 8);  // 64K, 128K, ... 2M: doubling
     CHECK(big_allocations >= 1);
+}
+
+TEST_CASE("a streamed chat allocates nothing per token in steady state, in every format") {
+    using nous::llm::Provider;
+    for (Provider provider :
+         {Provider::openai, Provider::openai_responses, Provider::anthropic, Provider::gemini}) {
+        CAPTURE(nous::llm::to_string(provider));
+        const int few = allocations_of_chat(provider, 50);
+        const int many = allocations_of_chat(provider, 2050);
+        // 2,000 tokens more: an allocation per token (a Delta's string, a
+        // piece, an event copy) would add thousands. What may grow is the
+        // message text and the read pieces, geometrically: a handful.
+        CHECK(many - few <= 40);
+        CHECK(few > 0);  // the counter counts: the call itself allocates
+    }
 }

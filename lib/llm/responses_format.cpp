@@ -57,7 +57,7 @@ ToolCallDelta call_of(const Value& item, std::int64_t index) {
 }  // namespace
 
 void responses_event(const Value& doc, ResponsesState& state, std::vector<Delta>& out) {
-    const std::string type = string_member(doc, "type").value_or("");
+    const std::string_view type = view_member(doc, "type");
     const std::int64_t index = int_member(doc, "output_index").value_or(0);
     Delta d;
     if (type == "response.output_text.delta") {

@@ -60,8 +60,13 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
     std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out,
                                     bool& done) override {
         // Views of the previous call are void now: drop what kept them alive.
-        owned_.clear();
-        while (ids_.size() > 1) ids_.pop_front();
+        // Only when there is any: a token's wake-up finds the decoder cold, and
+        // the deques' own fields were cache misses on every call.
+        if (views_hold_storage_) {
+            owned_.clear();
+            while (ids_.size() > 1) ids_.pop_front();
+            views_hold_storage_ = false;
+        }
         std::size_t consumed = 0;
         return run(bytes, done, consumed,
                    [&](std::string_view type, std::string_view data, bool data_is_input,
@@ -76,6 +81,7 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
                        } else {
                            owned_.push_back(std::move(data_));
                            v.data = owned_.back();
+                           views_hold_storage_ = true;
                        }
                        v.id = &id;
                        v.retry = retry_;
@@ -220,7 +226,10 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
             event_type_.assign(value);
         } else if (field == "id") {
             // Stored once; events share it (an id may be as long as the line cap).
-            if (value.find('\0') == std::string_view::npos) ids_.emplace_back(value);
+            if (value.find('\0') == std::string_view::npos) {
+                ids_.emplace_back(value);
+                views_hold_storage_ = true;  // the older ids may be in views until the next call
+            }
         } else if (field == "retry") {
             unsigned long long ms = 0;
             auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
@@ -265,6 +274,7 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
             return types_.back();
         }
         owned_.push_back(event_type_);  // a stream with endless new names: kept for this call only
+        views_hold_storage_ = true;
         return owned_.back();
     }
 
@@ -300,7 +310,8 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
     std::deque<std::string> types_;  ///< interned event types: views of them stay valid
     std::deque<EventId>
         ids_;  ///< back(): the last event ID; older ones live until the next feed_views
-    std::deque<std::string> owned_;  ///< storage of the views handed out by the last feed_views
+    std::deque<std::string> owned_;    ///< storage of the views handed out by the last feed_views
+    bool views_hold_storage_ = false;  ///< owned_ or older ids_ to drop at the next feed_views
     std::optional<Milliseconds> retry_;
 };
 
