@@ -35,8 +35,12 @@ class PullSource final : public ChunkSource {
         switch (request_.read(piece.bytes, error)) {
             case ResponseReader::Piece::data:
                 piece.kind = Piece::Kind::data;
-                bytes_ += piece.bytes.size();
-                if (piece.bytes.size() > peak_.load()) peak_.store(piece.bytes.size());
+                // One writer (this thread): plain stores, not a locked add, which
+                // would also wait for this token's pending (cold) stores.
+                bytes_.store(bytes_.load(std::memory_order_relaxed) + piece.bytes.size(),
+                             std::memory_order_relaxed);
+                if (piece.bytes.size() > peak_.load(std::memory_order_relaxed))
+                    peak_.store(piece.bytes.size(), std::memory_order_relaxed);
                 return piece;
             case ResponseReader::Piece::end:
                 finished_ = true;

@@ -217,7 +217,10 @@ class WindowSource final : public ChunkSource {
             switch (request.read(piece.bytes, error)) {
                 case ResponseReader::Piece::data: {
                     const std::size_t n = piece.bytes.size();
-                    bytes_.fetch_add(n, std::memory_order_relaxed);
+                    // The reader is the only writer of bytes_ and produced_: plain
+                    // stores, no locked add per piece.
+                    bytes_.store(bytes_.load(std::memory_order_relaxed) + n,
+                                 std::memory_order_relaxed);
                     piece.kind = Piece::Kind::data;
                     // Account before enqueueing, so the consumer never subtracts first.
                     const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
@@ -282,7 +285,7 @@ class WindowSource final : public ChunkSource {
 
     void push(Piece piece) {
         queue_.enqueue(Slot::of(std::move(piece)));
-        produced_.fetch_add(1, std::memory_order_release);
+        produced_.store(produced_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         wake_consumer();
     }
 

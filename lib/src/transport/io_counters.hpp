@@ -1,6 +1,8 @@
 #pragma once
 // Counters of our own write and read paths: tests count the syscalls a
 // request costs (a server-side count cannot fail: loopback coalesces writes).
+// Per thread: the calls made on the calling thread (a pooled or curl post's
+// I/O runs there; a window stream's reads run on its reader thread).
 
 #include <cstdint>
 
