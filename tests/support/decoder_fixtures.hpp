@@ -40,31 +40,54 @@ inline std::string outcome_of(const nous::http::Error& e) {
 
 using DecoderFactory = std::function<std::unique_ptr<nous::http::Decoder>()>;
 
-/// `views`: through the decoder's view path (feed_views). Each piece lives in a
-/// temporary that dies right after its views are copied out, so a view that
-/// outlived its call would be a use-after-free under ASan.
+/// How run_decoder feeds the decoder: owned events (feed), views of a whole
+/// piece (feed_views), or views one at a time (LazyViewDecoder: begin, then
+/// next_plain, then feed_rest), as Stream::next_view takes them.
+enum class Path { owned, views, lazy };
+
+inline void copy_views(const std::vector<nous::http::EventView>& views, Decoded& d) {
+    for (const auto& v : views) {
+        nous::http::Event copy;
+        copy.type.assign(v.type);
+        copy.data.assign(v.data);
+        if (v.id) copy.id = *v.id;
+        copy.retry = v.retry;
+        d.events.push_back(std::move(copy));
+    }
+}
+
+/// The view paths: each piece lives in a temporary that dies right after its
+/// views are copied out, so a view that outlived its call would be a
+/// use-after-free under ASan.
 inline Decoded run_decoder(const DecoderFactory& make, std::string_view input,
-                           const std::vector<std::size_t>& cuts, bool views = false) {
+                           const std::vector<std::size_t>& cuts, Path path = Path::owned) {
     auto decoder = make();
     auto* view_decoder = dynamic_cast<nous::http::detail::ViewDecoder*>(decoder.get());
+    auto* lazy_decoder = dynamic_cast<nous::http::detail::LazyViewDecoder*>(decoder.get());
     Decoded d;
     std::size_t pos = 0;
     for (std::size_t i = 0; i <= cuts.size(); ++i) {
         std::size_t end = i < cuts.size() ? cuts[i] : input.size();
         bool done = false;
         std::optional<nous::http::Error> e;
-        if (views && view_decoder) {
+        if (path == Path::lazy && lazy_decoder) {
+            auto piece = std::make_unique<std::string>(input.substr(pos, end - pos));
+            std::vector<nous::http::EventView> out;
+            e = lazy_decoder->begin(*piece, out, done);
+            copy_views(out, d);
+            if (!e && !done) {
+                std::vector<nous::http::EventView> one(1);
+                while (lazy_decoder->next_plain(one[0])) copy_views(one, d);
+                out.clear();
+                e = lazy_decoder->feed_rest(out, done);
+                copy_views(out, d);
+            }
+            piece.reset();
+        } else if (path == Path::views && view_decoder) {
             auto piece = std::make_unique<std::string>(input.substr(pos, end - pos));
             std::vector<nous::http::EventView> out;
             e = view_decoder->feed_views(*piece, out, done);
-            for (const auto& v : out) {
-                nous::http::Event copy;
-                copy.type.assign(v.type);
-                copy.data.assign(v.data);
-                if (v.id) copy.id = *v.id;
-                copy.retry = v.retry;
-                d.events.push_back(std::move(copy));
-            }
+            copy_views(out, d);
             piece.reset();
         } else {
             e = decoder->feed(input.substr(pos, end - pos), d.events, done);
@@ -159,12 +182,24 @@ inline int check_fixtures(const std::string& folder, const DecoderFactory& make)
         CHECK(bytes.scanned <= 2 * input.size() + 8);
         for (int i = 0; i < 50; ++i)
             CHECK(run_decoder(make, input, random_cuts(input.size(), rng)) == want);
-        // The zero-copy path gives the same events, however the input is cut.
+        // The zero-copy paths give the same events, however the input is cut.
         if (dynamic_cast<nous::http::detail::ViewDecoder*>(make().get())) {
-            CHECK(run_decoder(make, input, {}, true) == want);
-            CHECK(run_decoder(make, input, every_byte(input.size()), true) == want);
+            CHECK(run_decoder(make, input, {}, Path::views) == want);
+            CHECK(run_decoder(make, input, every_byte(input.size()), Path::views) == want);
             for (int i = 0; i < 50; ++i)
-                CHECK(run_decoder(make, input, random_cuts(input.size(), rng), true) == want);
+                CHECK(run_decoder(make, input, random_cuts(input.size(), rng), Path::views) ==
+                      want);
+        }
+        if (dynamic_cast<nous::http::detail::LazyViewDecoder*>(make().get())) {
+            const Decoded lazy_whole = run_decoder(make, input, {}, Path::lazy);
+            CHECK(lazy_whole == want);
+            CHECK(lazy_whole.scanned <= 2 * input.size() + 8);
+            const Decoded lazy_bytes =
+                run_decoder(make, input, every_byte(input.size()), Path::lazy);
+            CHECK(lazy_bytes == want);
+            CHECK(lazy_bytes.scanned <= 2 * input.size() + 8);
+            for (int i = 0; i < 50; ++i)
+                CHECK(run_decoder(make, input, random_cuts(input.size(), rng), Path::lazy) == want);
         }
     }
     return count;

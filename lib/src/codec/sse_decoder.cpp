@@ -25,7 +25,7 @@ std::string_view field_value(std::string_view after_colon) noexcept {
 /// One decoder core, two outputs: owned Events (feed) or views (feed_views)
 /// that point into the input or the decoder's own storage. A single-line data
 /// event wholly inside the input is handed out without a copy.
-class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
+class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecoder {
   public:
     explicit SseDecoder(std::size_t max_event_bytes)
         : max_data_(max_event_bytes), max_line_(max_event_bytes + 6 /* "data: " */) {
@@ -59,14 +59,90 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
 
     std::optional<Error> feed_views(std::string_view bytes, std::vector<EventView>& out,
                                     bool& done) override {
-        // Views of the previous call are void now: drop what kept them alive.
-        // Only when there is any: a token's wake-up finds the decoder cold, and
-        // the deques' own fields were cache misses on every call.
-        if (views_hold_storage_) {
-            owned_.clear();
-            while (ids_.size() > 1) ids_.pop_front();
-            views_hold_storage_ = false;
+        drop_previous_views();
+        return run_views(bytes, out, done);
+    }
+
+    std::optional<Error> begin(std::string_view bytes, std::vector<EventView>& out,
+                               bool& done) override {
+        drop_previous_views();
+        lazy_ = {};
+        lazy_pos_ = 0;
+        // What the general path takes first: everything when a CR may end
+        // lines, at the stream's start (a BOM) or after [DONE]; else the end
+        // of an event carried over from the last input, up to its blank line.
+        std::size_t head = 0;
+        if (done_ || skip_lf_ || bom_pos_ < kBom.size() ||
+            std::memchr(bytes.data(), '\r', bytes.size()) != nullptr) {
+            head = bytes.size();
+        } else if (!line_.empty() || data_lines_ > 0) {
+            if (line_.empty() && !bytes.empty() && bytes.front() == '\n') {
+                head = 1;  // the blank line itself
+            } else {
+                const std::size_t blank = bytes.find("\n\n");
+                head = blank == std::string_view::npos ? bytes.size() : blank + 2;
+                scanned_ += head;  // looked at here, and again by the general path
+            }
         }
+        if (head > 0) {
+            auto error = run_views(bytes.substr(0, head), out, done);
+            if (error || done) return error;
+        }
+        lazy_ = bytes.substr(head);
+        return std::nullopt;
+    }
+
+    bool next_plain(EventView& out) override {
+        const std::size_t n = lazy_.size(), i = lazy_pos_;
+        if (i >= n || !at_event_boundary()) return false;  // begin() left no CR here
+        const char* p = lazy_.data();
+        const char* lf = static_cast<const char*>(std::memchr(p + i, '\n', n - i));
+        if (!lf) return false;
+        const std::size_t j = static_cast<std::size_t>(lf - p);
+        std::string_view value;
+        if (!plain_event(p, i, j, n, value)) return false;
+        out.type = type_view();
+        out.data = value;
+        out.id = &ids_.back();
+        out.retry = retry_;
+        event_type_.clear();
+        scanned_ += j + 2 - i;  // the data line and the blank line, as run() counts them
+        lazy_pos_ = j + 2;
+        return true;
+    }
+
+    std::optional<Error> feed_rest(std::vector<EventView>& out, bool& done) override {
+        const std::string_view rest = lazy_.substr(std::min(lazy_pos_, lazy_.size()));
+        lazy_ = {};
+        lazy_pos_ = 0;
+        return run_views(rest, out, done);
+    }
+
+    std::optional<Error> finish(std::vector<Event>&) override {
+        // A body that ended cleanly ends the stream normally: an event still
+        // missing its blank line is discarded, as WHATWG says ("any pending
+        // data must be discarded"). Only the HTTP framing decides truncation.
+        line_.clear();
+        data_.clear();
+        data_in_input_ = false;
+        data_lines_ = 0;
+        event_type_.clear();
+        return std::nullopt;
+    }
+
+  private:
+    /// Views of the previous call are void now: drop what kept them alive.
+    /// Only when there is any: a token's wake-up finds the decoder cold, and
+    /// the deques' own fields were cache misses on every call.
+    void drop_previous_views() {
+        if (!views_hold_storage_) return;
+        owned_.clear();
+        while (ids_.size() > 1) ids_.pop_front();
+        views_hold_storage_ = false;
+    }
+
+    std::optional<Error> run_views(std::string_view bytes, std::vector<EventView>& out,
+                                   bool& done) {
         std::size_t consumed = 0;
         return run(bytes, done, consumed,
                    [&](std::string_view type, std::string_view data, bool data_is_input,
@@ -88,19 +164,23 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
                    });
     }
 
-    std::optional<Error> finish(std::vector<Event>&) override {
-        // A body that ended cleanly ends the stream normally: an event still
-        // missing its blank line is discarded, as WHATWG says ("any pending
-        // data must be discarded"). Only the HTTP framing decides truncation.
-        line_.clear();
-        data_.clear();
-        data_in_input_ = false;
-        data_lines_ = 0;
-        event_type_.clear();
-        return std::nullopt;
+    /// Between events, with nothing carried over: where a plain event may start.
+    bool at_event_boundary() const noexcept {
+        return !done_ && bom_pos_ >= kBom.size() && !skip_lf_ && line_.empty() && data_lines_ == 0;
     }
 
-  private:
+    /// The hot case whole: the line p[i, j) ending in an LF at j is
+    /// "data: X", a blank line follows within the input, and X is within the
+    /// cap and not [DONE]. Anything else takes the general path.
+    bool plain_event(const char* p, std::size_t i, std::size_t j, std::size_t n,
+                     std::string_view& value) const noexcept {
+        if (p[j] != '\n' || j + 1 >= n || p[j + 1] != '\n' || j - i < 5 ||
+            std::memcmp(p + i, "data:", 5) != 0)
+            return false;
+        value = field_value(std::string_view(p + i + 5, j - i - 5));
+        return value.size() <= max_data_ && value != "[DONE]";
+    }
+
     template <typename Emit>
     std::optional<Error> run(std::string_view bytes, bool& done, std::size_t& consumed,
                              Emit&& emit) {
@@ -152,16 +232,13 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
             // input, at an event boundary. Dispatched here, without a second
             // pass of this loop for its blank line; anything unusual (over
             // the cap, [DONE], CR line ends) takes the general path below.
-            if (line_.empty() && data_lines_ == 0 && p[j] == '\n' && j + 1 < n &&
-                p[j + 1] == '\n' && j - i >= 5 && std::memcmp(p + i, "data:", 5) == 0) {
-                const std::string_view value = field_value(std::string_view(p + i + 5, j - i - 5));
-                if (value.size() <= max_data_ && value != "[DONE]") {
-                    emit(type_view(), value, /*data_is_input=*/true, ids_.back());
-                    event_type_.clear();
-                    ++scanned_;  // the blank line's LF (the data line's is counted above)
-                    i = j + 2;
-                    continue;
-                }
+            if (std::string_view value;
+                line_.empty() && data_lines_ == 0 && plain_event(p, i, j, n, value)) {
+                emit(type_view(), value, /*data_is_input=*/true, ids_.back());
+                event_type_.clear();
+                ++scanned_;  // the blank line's LF (the data line's is counted above)
+                i = j + 2;
+                continue;
             }
             if (p[j] == '\r') skip_lf_ = true;
             bool ok;
@@ -312,6 +389,8 @@ class SseDecoder final : public detail::SseScanner, public detail::ViewDecoder {
         ids_;  ///< back(): the last event ID; older ones live until the next feed_views
     std::deque<std::string> owned_;    ///< storage of the views handed out by the last feed_views
     bool views_hold_storage_ = false;  ///< owned_ or older ids_ to drop at the next feed_views
+    std::string_view lazy_;            ///< the input begin() took (LazyViewDecoder)
+    std::size_t lazy_pos_ = 0;         ///< where next_plain goes on
     std::optional<Milliseconds> retry_;
 };
 

@@ -21,7 +21,11 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     std::unique_ptr<ChunkSource> source;
     std::unique_ptr<Decoder> decoder;
     detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
-    ChunkSource::Piece current;                   ///< the bytes the views point into
+    /// The same again, when it hands them out one at a time (SSE): the plain
+    /// events of `current` come from it, before `views`, while `lazy` is set.
+    detail::LazyViewDecoder* lazy_decoder = nullptr;
+    bool lazy = false;
+    ChunkSource::Piece current;  ///< the bytes the views point into
     std::vector<Event> scratch;  ///< events of decoders without views (views point here)
     std::vector<EventView> views;
     std::size_t view_pos = 0;
@@ -84,13 +88,33 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
         view_pos = 0;
         bool done = false;
         std::optional<Error> error;
-        if (view_decoder) {
+        if (lazy_decoder) {
+            // Decoded as next_view asks: what the general path must take first
+            // into `views`, then the plain events one by one, then the rest
+            // through decode_rest().
+            error = lazy_decoder->begin(bytes, views, done);
+            lazy = !error && !done;
+        } else if (view_decoder) {
             error = view_decoder->feed_views(bytes, views, done);
         } else {
             scratch.clear();
             error = decoder->feed(bytes, scratch, done);
             views_of_scratch();
         }
+        after_decode(std::move(error), done);
+    }
+
+    /// What the lazy decoder's plain events left of the piece, into `views`.
+    void decode_rest() {
+        lazy = false;
+        views.clear();
+        view_pos = 0;
+        bool done = false;
+        auto error = lazy_decoder->feed_rest(views, done);
+        after_decode(std::move(error), done);
+    }
+
+    void after_decode(std::optional<Error> error, bool done) {
         if (error) {
             end_with(std::move(*error));
         } else if (done) {
@@ -107,6 +131,7 @@ Stream::Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> dec
     state_->source = std::move(source);
     state_->decoder = decoder ? std::move(decoder) : make_sse_decoder();
     state_->view_decoder = dynamic_cast<detail::ViewDecoder*>(state_->decoder.get());
+    state_->lazy_decoder = dynamic_cast<detail::LazyViewDecoder*>(state_->decoder.get());
 }
 
 Stream Stream::failed(Error error) {
@@ -134,13 +159,29 @@ std::optional<StreamItemView> Stream::next_view() {
     if (s.cancelled.load() && !s.cancel_reported) {
         // A cancel ends the stream at once, ahead of items already decoded.
         s.cancel_reported = true;
-        if (!s.finished || s.view_pos < s.views.size() || s.terminal != State::Terminal::none) {
+        if (!s.finished || s.lazy || s.view_pos < s.views.size() ||
+            s.terminal != State::Terminal::none) {
             s.views.clear();
             s.view_pos = 0;
+            s.lazy = false;
             s.end_with(Error(ErrorCode::cancelled, "stream cancelled"));
         }
     }
     for (;;) {
+        // A piece's events in order: the views begin() decoded, then the
+        // plain events one by one, then the views of the rest.
+        if (s.lazy && s.view_pos == s.views.size()) {
+            StreamItemView& item = result.emplace();
+            if (s.lazy_decoder->next_plain(item.event)) {
+                s.items.store(s.items.load(std::memory_order_relaxed) + 1,
+                              std::memory_order_relaxed);
+                if (s.content_watch && (!s.is_content_event || s.is_content_event(item.event)))
+                    s.content_watch->content();
+                return result;
+            }
+            result.reset();
+            s.decode_rest();  // anything else in the piece: into views
+        }
         if (s.view_pos < s.views.size()) {
             // One writer (this thread): a plain store, no read-modify-write per event.
             s.items.store(s.items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

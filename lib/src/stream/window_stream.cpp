@@ -117,7 +117,7 @@ class WindowSource final : public ChunkSource {
                 return p;
             }
             Slot slot;
-            if (queue_.try_dequeue(slot)) {
+            if (queue_.try_dequeue(consumer_token_, slot)) {
                 ++consumed_;
                 if (slot.kind == Piece::Kind::data) {
                     const std::size_t n = slot.bytes.size();
@@ -284,7 +284,7 @@ class WindowSource final : public ChunkSource {
     }
 
     void push(Piece piece) {
-        queue_.enqueue(Slot::of(std::move(piece)));
+        queue_.enqueue(producer_token_, Slot::of(std::move(piece)));
         produced_.store(produced_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         wake_consumer();
     }
@@ -314,6 +314,12 @@ class WindowSource final : public ChunkSource {
     // One block each to start (the default is six, ~50 KB a stream, most of
     // it never used at token rates); a queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot> queue_{kQueueStartCapacity};
+    // One producer (the reader thread) and one consumer (the caller's): with
+    // tokens, a push goes straight to its producer's blocks instead of
+    // looking the thread up in the queue's implicit-producer hash, and a pop
+    // goes straight to that producer; fewer lines touched per token.
+    moodycamel::ProducerToken producer_token_{queue_};  ///< the reader thread's
+    moodycamel::ConsumerToken consumer_token_{queue_};  ///< next()'s (the consumer's)
     moodycamel::ConcurrentQueue<std::string> spare_{kQueueStartCapacity};  ///< storage given back
     std::atomic<std::uint64_t> produced_{0};
     std::uint64_t consumed_ = 0;  ///< consumer thread only
