@@ -373,25 +373,28 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         event_type_.clear();
     }
 
+    // What a plain event touches, first and together: at token rates each
+    // wake-up finds the decoder cold, and every line of it is a cache miss.
     const std::size_t max_data_, max_line_;
-    std::optional<Error> error_;  ///< set when process_line returns false
     std::size_t bom_pos_ = 0;
     bool skip_lf_ = false;
     bool done_ = false;
-    std::string line_;  ///< a partial line carried over from the previous input
-    std::string data_;  ///< the event's data when it is ours (several lines, or carried over)
-    std::string_view data_view_;  ///< the event's one data line, inside the current input
     bool data_in_input_ = false;
+    bool views_hold_storage_ = false;  ///< owned_ or older ids_ to drop at the next feed_views
     std::size_t data_lines_ = 0;
+    std::string_view lazy_;     ///< the input begin() took (LazyViewDecoder)
+    std::size_t lazy_pos_ = 0;  ///< where next_plain goes on
+    std::optional<Milliseconds> retry_;
+    std::string line_;  ///< a partial line carried over from the previous input
     std::string event_type_;
-    std::deque<std::string> types_;  ///< interned event types: views of them stay valid
     std::deque<EventId>
         ids_;  ///< back(): the last event ID; older ones live until the next feed_views
-    std::deque<std::string> owned_;    ///< storage of the views handed out by the last feed_views
-    bool views_hold_storage_ = false;  ///< owned_ or older ids_ to drop at the next feed_views
-    std::string_view lazy_;            ///< the input begin() took (LazyViewDecoder)
-    std::size_t lazy_pos_ = 0;         ///< where next_plain goes on
-    std::optional<Milliseconds> retry_;
+    // The rest: events of several lines or carried over, names, errors.
+    std::string_view data_view_;  ///< the event's one data line, inside the current input
+    std::string data_;  ///< the event's data when it is ours (several lines, or carried over)
+    std::deque<std::string> types_;  ///< interned event types: views of them stay valid
+    std::deque<std::string> owned_;  ///< storage of the views handed out by the last feed_views
+    std::optional<Error> error_;     ///< set when process_line returns false
 };
 
 }  // namespace

@@ -18,30 +18,35 @@ namespace nous::http {
 /// Stream::cancel() does, whichever backend made it; and what the content
 /// deadlines interrupt (Options::event_idle_timeout), the same way.
 struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget {
+    // What each event touches, first and together (at token rates a
+    // wake-up finds this state cold, and every line of it is a cache miss).
     std::unique_ptr<ChunkSource> source;
     std::unique_ptr<Decoder> decoder;
     detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
     /// The same again, when it hands them out one at a time (SSE): the plain
-    /// events of `current` come from it, before `views`, while `lazy` is set.
+    /// events of `current` come from it, after `views`, while `lazy` is set.
     detail::LazyViewDecoder* lazy_decoder = nullptr;
     bool lazy = false;
-    ChunkSource::Piece current;  ///< the bytes the views point into
-    std::vector<Event> scratch;  ///< events of decoders without views (views point here)
-    std::vector<EventView> views;
-    std::size_t view_pos = 0;
     /// After the views: one terminal item (done or an error), then nothing.
     enum class Terminal { none, done, error } terminal = Terminal::none;
-    std::optional<Error> terminal_error;  ///< set with terminal == error
-    bool finished = false;                ///< no more pieces will be read from the source
+    bool finished = false;  ///< no more pieces will be read from the source
     bool cancel_reported = false;
     std::atomic<bool> cancelled{false};
-    std::atomic<std::uint64_t> items{0};
     std::atomic<bool> done_seen{false};
+    std::atomic<std::uint64_t> items{0};
+    std::size_t view_pos = 0;
+    std::vector<EventView> views;
+    ChunkSource::Piece current;  ///< the bytes the views point into
+    /// Registered with the content watcher, after `source` so that it is
+    /// dropped before the source it interrupts is destroyed.
+    std::optional<detail::ContentWatch> content_watch;
     /// Which events reset the content deadlines (Options::is_content_event); empty: all.
     std::function<bool(const EventView&)> is_content_event;
-    /// Registered with Options::cancel and the content watcher; last, so that
-    /// they are dropped before the source they interrupt is destroyed.
-    std::optional<detail::ContentWatch> content_watch;
+    // The rest: decoders without views, the terminal error, the shared token.
+    std::vector<Event> scratch;           ///< events of decoders without views (views point here)
+    std::optional<Error> terminal_error;  ///< set with terminal == error
+    /// Registered with Options::cancel; last, so that it is dropped before
+    /// the source it interrupts is destroyed.
     std::optional<detail::CancelRegistration> shared_cancel;
 
     /// On the watcher's thread, under its lock: as quick as interrupt().

@@ -54,12 +54,13 @@ class ResponseReader {
   private:
     std::optional<Error> fill();  ///< reads more into buffer_ (head phase)
 
+    // What every body read touches first, together (a stream's reader finds
+    // them cold at each token); the head, read once, after them.
     Transport& transport_;
     const ExchangeParams& params_;
     char* buffer_;
     std::size_t size_;
     std::size_t have_ = 0, used_ = 0;
-    ResponseHead head_;
     BodyFramer framer_;
     bool any_response_byte_ = false;
     bool request_sent_ = false;
@@ -67,6 +68,7 @@ class ResponseReader {
     bool head_read_ = false;     ///< an early response's head was read by send()
     bool stale_connection_ = false;
     Clock::time_point first_byte_{};
+    ResponseHead head_;
 };
 
 }  // namespace nous::http::detail
