@@ -33,7 +33,8 @@ nous::fuzz::DecodeResult decode_lazily(std::string_view input,
         for (const auto& v : out) copy(v);
         if (!e && !done) {
             nous::http::EventView one;
-            while (lazy->next_plain(one)) copy(one);
+            while (lazy->next_plain(one) == nous::http::detail::LazyViewDecoder::Next::event)
+                copy(one);
             out.clear();
             e = lazy->feed_rest(out, done);
             for (const auto& v : out) copy(v);

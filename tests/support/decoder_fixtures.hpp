@@ -77,7 +77,9 @@ inline Decoded run_decoder(const DecoderFactory& make, std::string_view input,
             copy_views(out, d);
             if (!e && !done) {
                 std::vector<nous::http::EventView> one(1);
-                while (lazy_decoder->next_plain(one[0])) copy_views(one, d);
+                while (lazy_decoder->next_plain(one[0]) ==
+                       nous::http::detail::LazyViewDecoder::Next::event)
+                    copy_views(one, d);
                 out.clear();
                 e = lazy_decoder->feed_rest(out, done);
                 copy_views(out, d);

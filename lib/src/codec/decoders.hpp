@@ -42,7 +42,10 @@ class LazyViewDecoder : public ViewDecoder {
   public:
     virtual std::optional<Error> begin(std::string_view bytes, std::vector<EventView>& out,
                                        bool& done) = 0;
-    virtual bool next_plain(EventView& out) = 0;
+    /// event: `out` is the next event; end: the input is used up (no
+    /// feed_rest needed); other: the next bytes need feed_rest.
+    enum class Next { event, end, other };
+    virtual Next next_plain(EventView& out) = 0;
     virtual std::optional<Error> feed_rest(std::vector<EventView>& out, bool& done) = 0;
 };
 

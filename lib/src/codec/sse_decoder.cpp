@@ -92,15 +92,16 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         return std::nullopt;
     }
 
-    bool next_plain(EventView& out) override {
+    Next next_plain(EventView& out) override {
         const std::size_t n = lazy_.size(), i = lazy_pos_;
-        if (i >= n || !at_event_boundary()) return false;  // begin() left no CR here
+        if (i >= n) return Next::end;
+        if (!at_event_boundary()) return Next::other;  // begin() left no CR here
         const char* p = lazy_.data();
         const char* lf = static_cast<const char*>(std::memchr(p + i, '\n', n - i));
-        if (!lf) return false;
+        if (!lf) return Next::other;
         const std::size_t j = static_cast<std::size_t>(lf - p);
         std::string_view value;
-        if (!plain_event(p, i, j, n, value)) return false;
+        if (!plain_event(p, i, j, n, value)) return Next::other;
         out.type = type_view();
         out.data = value;
         out.id = &ids_.back();
@@ -108,7 +109,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         event_type_.clear();
         scanned_ += j + 2 - i;  // the data line and the blank line, as run() counts them
         lazy_pos_ = j + 2;
-        return true;
+        return Next::event;
     }
 
     std::optional<Error> feed_rest(std::vector<EventView>& out, bool& done) override {

@@ -177,7 +177,8 @@ std::optional<StreamItemView> Stream::next_view() {
         // plain events one by one, then the views of the rest.
         if (s.lazy && s.view_pos == s.views.size()) {
             StreamItemView& item = result.emplace();
-            if (s.lazy_decoder->next_plain(item.event)) {
+            const auto next = s.lazy_decoder->next_plain(item.event);
+            if (next == detail::LazyViewDecoder::Next::event) {
                 s.items.store(s.items.load(std::memory_order_relaxed) + 1,
                               std::memory_order_relaxed);
                 if (s.content_watch && (!s.is_content_event || s.is_content_event(item.event)))
@@ -185,7 +186,10 @@ std::optional<StreamItemView> Stream::next_view() {
                 return result;
             }
             result.reset();
-            s.decode_rest();  // anything else in the piece: into views
+            if (next == detail::LazyViewDecoder::Next::other)
+                s.decode_rest();  // anything else in the piece: into views
+            else
+                s.lazy = false;  // the piece is used up
         }
         if (s.view_pos < s.views.size()) {
             // One writer (this thread): a plain store, no read-modify-write per event.
