@@ -3,6 +3,7 @@
 // the same either way, and nothing may crash, leak or overflow.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,22 @@ struct DecodeResult {
     std::string outcome;
 };
 
+/// A decoder's error as an outcome name ("malformed" for a malformed stream).
+inline std::string outcome_of(const nous::http::Error& e) {
+    return e.code == nous::http::ErrorCode::malformed_stream
+               ? "malformed"
+               : std::string(nous::http::to_string(e.code));
+}
+
+/// The end of a decode: an error, [DONE], or nothing yet (false: go on).
+inline bool ended(const std::optional<nous::http::Error>& e, bool done, DecodeResult& r) {
+    if (e)
+        r.outcome = outcome_of(*e);
+    else if (done)
+        r.outcome = "done";
+    return e || done;
+}
+
 template <typename Make>
 DecodeResult decode(Make make, std::string_view input, const std::vector<std::size_t>& cuts) {
     auto decoder = make();
@@ -26,16 +43,7 @@ DecodeResult decode(Make make, std::string_view input, const std::vector<std::si
         bool done = false;
         auto e = decoder->feed(input.substr(pos, end - pos), r.events, done);
         pos = end;
-        if (e) {
-            r.outcome = e->code == nous::http::ErrorCode::malformed_stream
-                            ? "malformed"
-                            : std::string(nous::http::to_string(e->code));
-            return r;
-        }
-        if (done) {
-            r.outcome = "done";
-            return r;
-        }
+        if (ended(e, done, r)) return r;
     }
     auto e = decoder->finish(r.events);
     r.outcome = e ? std::string(nous::http::to_string(e->code)) : "clean";

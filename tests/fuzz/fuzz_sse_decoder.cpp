@@ -39,16 +39,7 @@ nous::fuzz::DecodeResult decode_lazily(std::string_view input,
             e = lazy->feed_rest(out, done);
             for (const auto& v : out) copy(v);
         }
-        if (e) {
-            r.outcome = e->code == nous::http::ErrorCode::malformed_stream
-                            ? "malformed"
-                            : std::string(nous::http::to_string(e->code));
-            return r;
-        }
-        if (done) {
-            r.outcome = "done";
-            return r;
-        }
+        if (nous::fuzz::ended(e, done, r)) return r;
     }
     std::vector<nous::http::Event> rest;
     auto e = decoder->finish(rest);
