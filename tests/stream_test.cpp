@@ -9,6 +9,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -277,6 +278,54 @@ TEST_CASE(
     auto first = late.next();
     REQUIRE(first);
     CHECK(first->error->code == ErrorCode::cancelled);
+}
+
+TEST_CASE("a cancel ends the stream ahead of events already received, plain or not") {
+    // After a first piece, five events in one chunk (one more piece): after
+    // the first of them, the rest are pending in the piece (plain ones handed
+    // out one at a time, the others as views). A cancel between two
+    // next_view calls ends the stream there.
+    const std::string backend = GENERATE("window", "pull");
+    const std::string events =
+        GENERATE(std::string("data: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\ndata: 5\n\n"),
+                 std::string("data: 1\n\n: note\ndata: 2\n\nevent: x\ndata: 3\n\ndata: 4\n\n"));
+    INFO("backend " << backend << ", events " << events);
+    std::promise<void> first_read;
+    auto first_was_read = first_read.get_future();
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: 0\n\n"));
+        first_was_read.wait();  // the second piece arrives on its own
+        peer.send(chunk(events));
+        peer.stall();  // no [DONE], no end: only the cancel ends it
+    });
+    // Set however the test ends, before the server is destroyed (declared
+    // after it), so that the server's thread never waits on.
+    struct Release {
+        std::promise<void>& p;
+        bool done = false;
+        void now() {
+            if (!std::exchange(done, true)) p.set_value();
+        }
+        ~Release() { now(); }
+    } release{first_read};
+    Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+    auto zero = s.next_view();
+    REQUIRE(zero);
+    REQUIRE(zero->is_event());
+    CHECK(zero->event.data == "0");
+    release.now();
+    auto one = s.next_view();
+    REQUIRE(one);
+    REQUIRE(one->is_event());
+    CHECK(one->event.data == "1");
+    s.cancel();
+    auto next = s.next_view();
+    REQUIRE(next);
+    REQUIRE(next->is_error());
+    CHECK(next->error->code == ErrorCode::cancelled);
+    CHECK_FALSE(s.next_view().has_value());
+    CHECK(s.stats().items == 2);
 }
 
 TEST_CASE("dropping a stream blocked in connect returns") {
