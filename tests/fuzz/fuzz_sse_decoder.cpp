@@ -14,14 +14,7 @@ nous::fuzz::DecodeResult decode_lazily(std::string_view input,
     auto* lazy = dynamic_cast<nous::http::detail::LazyViewDecoder*>(decoder.get());
     nous::fuzz::require(lazy != nullptr);
     nous::fuzz::DecodeResult r;
-    auto copy = [&](const nous::http::EventView& v) {
-        nous::http::Event e;
-        e.type.assign(v.type);
-        e.data.assign(v.data);
-        if (v.id) e.id = *v.id;
-        e.retry = v.retry;
-        r.events.push_back(std::move(e));
-    };
+    auto copy = [&](const nous::http::EventView& v) { r.events.push_back(v.to_event()); };
     std::size_t pos = 0;
     for (std::size_t i = 0; i <= cuts.size(); ++i) {
         const std::size_t end = i < cuts.size() ? cuts[i] : input.size();

@@ -46,14 +46,7 @@ using DecoderFactory = std::function<std::unique_ptr<nous::http::Decoder>()>;
 enum class Path { owned, views, lazy };
 
 inline void copy_views(const std::vector<nous::http::EventView>& views, Decoded& d) {
-    for (const auto& v : views) {
-        nous::http::Event copy;
-        copy.type.assign(v.type);
-        copy.data.assign(v.data);
-        if (v.id) copy.id = *v.id;
-        copy.retry = v.retry;
-        d.events.push_back(std::move(copy));
-    }
+    for (const auto& v : views) d.events.push_back(v.to_event());
 }
 
 /// The view paths: each piece lives in a temporary that dies right after its

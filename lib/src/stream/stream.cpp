@@ -70,6 +70,15 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
         if (source) source->cancel();
     }
 
+    /// An event goes to the caller: counted, and the content deadlines reset
+    /// when it is content.
+    void delivered(const EventView& event) {
+        // One writer (this thread): a plain store, no read-modify-write per event.
+        items.store(items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        if (content_watch && (!is_content_event || is_content_event(event)))
+            content_watch->content();
+    }
+
     void end_with(Error e) {
         terminal = Terminal::error;
         terminal_error = std::move(e);
@@ -179,10 +188,7 @@ std::optional<StreamItemView> Stream::next_view() {
             StreamItemView& item = result.emplace();
             const auto next = s.lazy_decoder->next_plain(item.event);
             if (next == detail::LazyViewDecoder::Next::event) {
-                s.items.store(s.items.load(std::memory_order_relaxed) + 1,
-                              std::memory_order_relaxed);
-                if (s.content_watch && (!s.is_content_event || s.is_content_event(item.event)))
-                    s.content_watch->content();
+                s.delivered(item.event);
                 return result;
             }
             result.reset();
@@ -192,12 +198,9 @@ std::optional<StreamItemView> Stream::next_view() {
                 s.lazy = false;  // the piece is used up
         }
         if (s.view_pos < s.views.size()) {
-            // One writer (this thread): a plain store, no read-modify-write per event.
-            s.items.store(s.items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
             StreamItemView& item = result.emplace();
             item.event = s.views[s.view_pos++];
-            if (s.content_watch && (!s.is_content_event || s.is_content_event(item.event)))
-                s.content_watch->content();
+            s.delivered(item.event);
             return result;
         }
         if (s.terminal != State::Terminal::none) {
@@ -248,10 +251,7 @@ std::optional<StreamItem> Stream::next() {
     StreamItem item;
     item.kind = view->kind;
     if (view->is_event()) {
-        item.event.type.assign(view->event.type);
-        item.event.data.assign(view->event.data);
-        if (view->event.id) item.event.id = *view->event.id;
-        item.event.retry = view->event.retry;
+        item.event = view->event.to_event();
     } else if (view->is_error()) {
         item.error.emplace(*view->error);
     }

@@ -66,6 +66,15 @@ struct EventView {
     std::optional<Milliseconds> retry;
 
     std::string_view id_view() const noexcept { return id ? id->view() : std::string_view(); }
+    /// An owned copy (what Stream::next() delivers); the id stays shared.
+    Event to_event() const {
+        Event e;
+        e.type.assign(type);
+        e.data.assign(data);
+        if (id) e.id = *id;
+        e.retry = retry;
+        return e;
+    }
 };
 
 }  // namespace nous::http
