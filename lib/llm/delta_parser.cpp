@@ -311,7 +311,9 @@ std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
             // The data's own "type" names the event (the SSE event name says the same).
             const Value* named = member(root, "type");
             const std::string_view type =
-                named && named->IsString() ? view_member(root, "type") : event.type;
+                named && named->IsString()
+                    ? std::string_view(named->GetString(), named->GetStringLength())
+                    : event.type;
             anthropic(type, root, out);
             break;
         }

@@ -284,8 +284,8 @@ const rapidjson::Value* EventJson::parse(std::string_view text, std::string& err
     document_.emplace(&values_, 256, &stacks_);
     // A NUL inside the text would end an in-place parse early: such text is
     // not JSON anyway, and the offset says where.
-    if (text.find('\0') != std::string_view::npos) {
-        error = "invalid JSON at offset " + std::to_string(text.find('\0')) + ": a NUL byte";
+    if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+        error = "invalid JSON at offset " + std::to_string(nul) + ": a NUL byte";
         return nullptr;
     }
     copy_padded(text);

@@ -15,7 +15,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         if (result) {
             result->request_id = response->request_id;
             result->rate_limit = parse_rate_limit(response->headers);
-            result->headers = response->headers;
+            result->headers = std::move(response->headers);  // the response is done with
         }
         if (result && on_delta) {
             Delta whole;
@@ -42,10 +42,9 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     std::vector<Delta> deltas;
     auto finished = [&] {
         ChatResult result = accumulator.result();
-        const nous::http::Headers headers = stream.response_headers();
-        result.request_id = nous::http::request_id_of(headers);  // one copy of the headers
-        result.rate_limit = parse_rate_limit(headers);
-        result.headers = headers;
+        result.headers = stream.response_headers();  // one copy of the headers
+        result.request_id = nous::http::request_id_of(result.headers);
+        result.rate_limit = parse_rate_limit(result.headers);
         return result;
     };
     // Views, not copies: each event is parsed where the stream holds it.

@@ -40,8 +40,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
 
     std::optional<Error> feed_counting(std::string_view bytes, std::vector<Event>& out, bool& done,
                                        std::size_t& consumed) override {
-        owned_.clear();
-        while (ids_.size() > 1) ids_.pop_front();  // owned events hold their own share
+        drop_previous_views();  // owned events hold their own share of an id
         return run(bytes, done, consumed,
                    [&](std::string_view type, std::string_view data, bool data_is_input,
                        const EventId& id) {
