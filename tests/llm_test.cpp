@@ -954,6 +954,12 @@ TEST_CASE("the fast reader of OpenAI chunks gives exactly the document read's de
             R"({"error":null,"choices":[{"index":0,"delta":{"content":"e"}}]})",
             R"({"object":"error","message":"boom"})",
             R"({"choices":{"index":0}})",
+            // A duplicate "choices": the document read takes the first, whatever it is
+            // (found by fuzz_llm_deltas: a scalar, then an array).
+            R"({"choices":1,"choices":[{"index":0,"delta":{"content":"second"}}]})",
+            R"({"choices":"x","choices":[{"index":0,"delta":{"content":"second"}}]})",
+            R"({"choices":{"a":1},"choices":[{"index":0,"delta":{"content":"second"}}]})",
+            R"({"choices":[{"index":0,"delta":{"content":"first"}}],"choices":[{"index":0,"delta":{"content":"second"}}]})",
             R"({"choices":[1,2]})",
             R"([{"choices":[]}])",
             R"({"choices":[{"index":0,"delta":{"content":"a\u00e9\n"}}]})",

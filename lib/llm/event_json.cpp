@@ -81,6 +81,12 @@ class OpenAIChunkReader {
     }
     bool Key(const char* s, rapidjson::SizeType n, bool) {
         key_ = std::string_view(s, n);
+        if (depth_ == 1 && key_ == "choices") {
+            // Only the first "choices" counts, whatever its value (a document
+            // read finds the first): a later array is skipped like any member.
+            first_choices_ = !choices_seen_;
+            choices_seen_ = true;
+        }
         return true;
     }
     bool StartObject() {
@@ -105,8 +111,7 @@ class OpenAIChunkReader {
     bool StartArray() {
         const std::size_t at = depth_++;
         if (depth_ > 8 || at == 0) return false;  // the root must be an object
-        if (at == 1 && key_ == "choices" && place_ == Place::root && !choices_seen_) {
-            choices_seen_ = true;
+        if (at == 1 && key_ == "choices" && place_ == Place::root && first_choices_) {
             place_ = Place::choices;
             return true;
         }
@@ -243,7 +248,7 @@ class OpenAIChunkReader {
     Place place_ = Place::root;
     std::string_view key_;
     Choice choice_;
-    bool choices_seen_ = false, delta_seen_ = false;
+    bool choices_seen_ = false, first_choices_ = false, delta_seen_ = false;
 
   public:
     bool ok_ = true;
