@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "fault_server.hpp"
+#include "json_scan_check.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/llm/chat.hpp"
@@ -920,6 +921,92 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
     auto bad = messages_from_json(R"([{"role":"tool","content":"x"}])");
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Catch::Contains("message 0"));
+}
+
+TEST_CASE("the strict JSON scanner reads its subset exactly as RapidJSON and refuses the rest") {
+    // Accepted: the scanner's calls equal RapidJSON's (views into the text,
+    // escapes decoded at their own offsets in the scratch buffer).
+    for (
+        const char* text : {
+            R"({"id":"chatcmpl-1","created":1745671234,"choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]})",
+            R"({"s":"a\"b\\c\/d\b\f\n\r\t","u":"\u00e9\u20ac\ud83d\ude00\u0000z","e":""})",
+            R"({"first":"x\ny","second":"plain","third":"\"q\"","long":"0123456789abcdef0123456789abcdef\t"})",
+            R"([-0,0,7,-7,123456789012345678,-123456789012345678,1.5,-0.25,0.0,10.125])",
+            R"([true,false,null,[],{},[[{}]],{"a":{"b":[1,{"c":null}]}}])",
+            " \t\r\n{ \"a\" : [ 1 , 2 ] , \"b\" : { } } \n",
+            "\"\xc3\xa9\xff\x80 raw bytes past ASCII\"",
+            "42",
+        }) {
+        INFO(text);
+        const auto verdict = nous::test::compare_json_scan(text);
+        CHECK(verdict.scanner_accepted);
+        CHECK(verdict.reader_accepted);
+        CHECK(verdict.scanner_calls == verdict.reader_calls);
+    }
+    // Refused: malformed (RapidJSON refuses it too) or outside the subset
+    // (RapidJSON reads it; the document read then does).
+    for (const char* text : {
+             "",
+             " ",
+             "{",
+             "}",
+             "{\"a\"}",
+             "{\"a\":}",
+             "{\"a\":1,}",
+             "[1,]",
+             "[1 2]",
+             "{\"a\" 1}",
+             "{\"a\":1}x",
+             "{}{}",
+             "{a:1}",
+             "[01]",
+             "[1.]",
+             "[.5]",
+             "[-]",
+             "[+1]",
+             "[1e5]",
+             "[1E-2]",
+             "[1.5e3]",
+             "[1234567890123456789]",
+             "[tru]",
+             "[nul]",
+             "[falsey]",
+             "[True]",
+             "\"unterminated",
+             "\"bad \\x escape\"",
+             "\"\\u12\"",
+             "\"\\u12g4\"",
+             "\"lone low \\udc00\"",
+             "\"lone high \\ud800\"",
+             "\"high then \\ud800\\u0041\"",
+             "\"tab\tinside\"",
+             "\"newline\ninside\"",
+             "\"ends with backslash\\",
+         }) {
+        INFO(text);
+        const auto verdict = nous::test::compare_json_scan(text);
+        CHECK_FALSE(verdict.scanner_accepted);
+    }
+    // A NUL anywhere: refused, inside a string or out.
+    CHECK_FALSE(
+        nous::test::compare_json_scan(std::string_view("{\"a\":\"x\0y\"}", 11)).scanner_accepted);
+    CHECK_FALSE(nous::test::compare_json_scan(std::string_view("{}\0", 3)).scanner_accepted);
+    // Nesting past the scanner's own bound: refused, whatever the handler says.
+    CHECK_FALSE(nous::test::compare_json_scan(std::string(65, '[') + std::string(65, ']'))
+                    .scanner_accepted);
+    CHECK(nous::test::compare_json_scan(std::string(64, '[') + std::string(64, ']'))
+              .scanner_accepted);
+    // Every prefix of an accepted chunk, cut anywhere: refused or agreeing,
+    // and no read past its end (AddressSanitizer, on the exact-size copies).
+    const std::string chunk =
+        R"({"id":"chatcmpl-BQ8nLkVbwOWtj5pQ2YGx0xR3uJm9s","choices":[{"index":0,"delta":{"content":"a\u00e9\n b"},"finish_reason":"stop"}]})";
+    for (std::size_t n = 0; n < chunk.size(); ++n) {
+        const std::string prefix = chunk.substr(0, n);
+        INFO(prefix);
+        const auto verdict = nous::test::compare_json_scan(prefix);
+        CHECK_FALSE(verdict.scanner_accepted);
+        CHECK(verdict.agrees());
+    }
 }
 
 TEST_CASE("the fast reader of OpenAI chunks gives exactly the document read's deltas") {

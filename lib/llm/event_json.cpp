@@ -1,6 +1,6 @@
 // The reused event document: a depth guard between RapidJSON's iterative
-// reader and the document that it builds; and the SAX reader of the common
-// OpenAI chunk.
+// reader and the document that it builds; and the reader of the common
+// OpenAI chunk, on the strict scanner of json_scan.hpp.
 
 // SIMD string and whitespace scanning for the in-place parses of this file
 // (x86-64 always has SSE2). Only this file parses in place, so no other
@@ -13,6 +13,8 @@
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
+
+#include "json_scan.hpp"
 
 namespace nous::llm::detail {
 
@@ -66,21 +68,11 @@ class OpenAIChunkReader {
 
     bool Null() { return scalar(Kind::null); }
     bool Bool(bool) { return scalar(Kind::other); }
-    bool Int(int i) { return integer(i); }
-    bool Uint(unsigned u) { return integer(u); }
     bool Int64(std::int64_t i) { return integer(i); }
-    bool Uint64(std::uint64_t u) {
-        // Past int64: a document read treats such an index as "no index".
-        return u > static_cast<std::uint64_t>(INT64_MAX) ? scalar(Kind::other)
-                                                         : integer(static_cast<std::int64_t>(u));
-    }
-    bool Double(double) { return scalar(Kind::other); }
-    bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }
-    bool String(const char* s, rapidjson::SizeType n, bool) {
-        return value_string(std::string_view(s, n));
-    }
-    bool Key(const char* s, rapidjson::SizeType n, bool) {
-        key_ = std::string_view(s, n);
+    bool NonInteger() { return scalar(Kind::other); }
+    bool String(std::string_view v) { return value_string(v); }
+    bool Key(std::string_view key) {
+        key_ = key;
         if (depth_ == 1 && key_ == "choices") {
             // Only the first "choices" counts, whatever its value (a document
             // read finds the first): a later array is skipped like any member.
@@ -102,7 +94,7 @@ class OpenAIChunkReader {
         }
         return unknown_container();
     }
-    bool EndObject(rapidjson::SizeType) {
+    bool EndObject(std::uint32_t) {
         --depth_;
         if (depth_ == 3 && place_ == Place::delta) place_ = Place::choice;
         if (depth_ == 2 && place_ == Place::choice) end_choice();
@@ -117,7 +109,7 @@ class OpenAIChunkReader {
         }
         return unknown_container();
     }
-    bool EndArray(rapidjson::SizeType) {
+    bool EndArray(std::uint32_t) {
         --depth_;
         if (depth_ == 1 && place_ == Place::choices) place_ = Place::root;
         return true;
@@ -257,17 +249,11 @@ class OpenAIChunkReader {
 }  // namespace
 
 bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
-    if (text.find('\0') != std::string_view::npos) return false;
     out = {};
-    stacks_.Clear();
-    copy_padded(text);
-    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Pool> reader(&stacks_, 256);
     OpenAIChunkReader handler(out);
-    rapidjson::InsituStringStream input(text_.data());
-    // The recursive reader (faster than the iterative one): the handler stops
-    // it at 8 levels, so its recursion is bounded whatever the bytes.
-    const auto result = reader.Parse<rapidjson::kParseInsituFlag>(input, handler);
-    return !result.IsError() && handler.ok_;
+    // No copy of the chunk: the views point into `text`, or into the scratch
+    // buffer for a string with an escape. The handler stops at 8 levels.
+    return scan_strict_json(text, unescaped_, handler) && handler.ok_;
 }
 
 void EventJson::copy_padded(std::string_view text) {

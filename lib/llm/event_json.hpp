@@ -32,8 +32,9 @@ class EventJson {
     /// the first choice's delta content and reasoning (reasoning_content, else
     /// reasoning) and its finish reason. False for anything else (tool calls,
     /// usage, an error, reasoning details, malformed or deep JSON): the caller
-    /// then parses a document, which reads every shape. Views are valid until
-    /// the next call.
+    /// then parses a document, which reads every shape. Views point into
+    /// `text` (or, for a string with an escape, into this parser) and are
+    /// valid until the next call and while `text` lives.
     struct OpenAIChunk {
         bool has_content = false;
         std::string_view content;
@@ -59,6 +60,8 @@ class EventJson {
     static constexpr std::size_t kScanPadding = 16;
     /// `text` into text_, NUL-terminated and padded for the SIMD scans.
     void copy_padded(std::string_view text);
+    /// openai_chunk's strings that have an escape, decoded (capacity kept).
+    std::string unescaped_;
 };
 
 }  // namespace nous::llm::detail

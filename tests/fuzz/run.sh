@@ -18,15 +18,21 @@ declare -A seeds=(
   [fuzz_json_array_decoder]="$fixtures/json_array"
   [fuzz_llm_deltas]="$fixtures/llm"
 )
+# Tokens a target's mutations should know (libFuzzer dictionaries).
+declare -A dicts=(
+  [fuzz_json_scan]="$here/json.dict"
+)
 for target in fuzz_http1_response fuzz_sse_decoder fuzz_ndjson_decoder fuzz_json_array_decoder fuzz_raw_decoder \
-              fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit; do
+              fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit fuzz_json_scan; do
   work=$(mktemp -d)
   log=$(mktemp)
   # New inputs go to a scratch corpus: the checked-in one changes only by hand.
   # Only folders that exist (git keeps no empty folder).
   dirs=()
   for d in "$here/corpus/$target" ${seeds[$target]:-}; do [ -d "$d" ] && dirs+=("$d"); done
-  ./"$build/tests/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+  extra=()
+  [ -n "${dicts[$target]:-}" ] && extra+=(-dict="${dicts[$target]}")
+  ./"$build/tests/fuzz/$target" "${extra[@]}" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$build/fuzz-$target-" "$work" "${dirs[@]}" >"$log" 2>&1
   code=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
