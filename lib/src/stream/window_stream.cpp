@@ -25,13 +25,23 @@ namespace {
 
 using Piece = ChunkSource::Piece;
 
-/// The queues' first block (moodycamel allocates in blocks of 32 elements).
-constexpr std::size_t kQueueStartCapacity = 32;
+/// The queue's shape: at token rates it holds one piece at a time, so
+/// small blocks (a fast reader ahead of a slow consumer takes more of them,
+/// kept until the stream ends: docs/design/poco-traps.md#queue-memory), and
+/// no implicit producers (the reader enqueues through its token): moodycamel's
+/// defaults (32-slot blocks, a 32-entry producer hash in the queue, 32-entry
+/// block indexes) were ~4 KB resident a stream for one piece in flight.
+struct WindowQueueTraits : moodycamel::ConcurrentQueueDefaultTraits {
+    static const std::size_t BLOCK_SIZE = 8;
+    static const std::size_t EXPLICIT_INITIAL_INDEX_SIZE = 8;
+    static const std::size_t INITIAL_IMPLICIT_PRODUCER_HASH_SIZE = 0;
+};
 
 /// What the queue holds: a Piece with its (rare, once per stream at most)
 /// error out of line. A Piece carries an optional Error inline, ~220 bytes a
 /// slot; the queue's first block of 32 slots is touched, and so resident,
-/// for the stream's whole life: 7 KB a stream as Pieces, 1.5 KB as Slots.
+/// for the stream's whole life: 7 KB a stream as Pieces, 1.5 KB as Slots
+/// (now blocks of 8: 384 bytes).
 struct Slot {
     Piece::Kind kind = Piece::Kind::end;
     std::string bytes;
@@ -84,6 +94,35 @@ class WakeWord {
   private:
     static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
     std::atomic<std::uint32_t> word_{0};
+};
+
+/// Piece storage the consumer gives back for the reader to read into next:
+/// one writer (the consumer, in recycle()) and one reader (the reader
+/// thread), a ring of a few strings with two counters. A full ring drops the
+/// storage; an empty one makes the reader allocate.
+class SpareRing {
+  public:
+    /// Consumer side.
+    void give(std::string&& bytes) noexcept {
+        const std::uint32_t tail = tail_.load(std::memory_order_relaxed);
+        if (tail - head_.load(std::memory_order_acquire) == kSlots) return;  // full
+        slots_[tail % kSlots] = std::move(bytes);
+        tail_.store(tail + 1, std::memory_order_release);
+    }
+    /// Reader side: storage into `out` when there is some.
+    void take(std::string& out) noexcept {
+        const std::uint32_t head = head_.load(std::memory_order_relaxed);
+        if (head == tail_.load(std::memory_order_acquire)) return;  // empty
+        out = std::move(slots_[head % kSlots]);
+        head_.store(head + 1, std::memory_order_release);
+    }
+
+  private:
+    // A few spare buffers cover the pieces in flight between the two
+    // threads; more would only hold memory.
+    static constexpr std::uint32_t kSlots = 4;
+    std::string slots_[kSlots];
+    std::atomic<std::uint32_t> head_{0}, tail_{0};
 };
 
 class WindowSource final : public ChunkSource {
@@ -159,11 +198,7 @@ class WindowSource final : public ChunkSource {
 
     void finish_after_done() noexcept override { after_done_.store(true); }
 
-    void recycle(std::string&& bytes) noexcept override {
-        // A few spare buffers are enough to cover the pieces in flight between
-        // the two threads; more would only hold memory.
-        if (spare_.size_approx() < 4) spare_.enqueue(std::move(bytes));
-    }
+    void recycle(std::string&& bytes) noexcept override { spare_.give(std::move(bytes)); }
 
     Headers response_headers() const override { return headers_.get(); }
 
@@ -211,7 +246,7 @@ class WindowSource final : public ChunkSource {
                 return;
             }
             Piece piece;
-            spare_.try_dequeue(piece.bytes);  // storage the consumer gave back, if any
+            spare_.take(piece.bytes);  // storage the consumer gave back, if any
             piece.bytes.clear();
             std::optional<Error> error;
             switch (request.read(piece.bytes, error)) {
@@ -311,16 +346,16 @@ class WindowSource final : public ChunkSource {
     std::unique_ptr<StreamCall> call_;
     StreamSlot slot_;
     CancelToken token_;
-    // One block each to start (the default is six, ~50 KB a stream, most of
-    // it never used at token rates); a queue grows by blocks when it must.
-    moodycamel::ConcurrentQueue<Slot> queue_{kQueueStartCapacity};
+    // One block to start (the default is six, ~50 KB a stream, most of it
+    // never used at token rates); the queue grows by blocks when it must.
+    moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};
     // One producer (the reader thread) and one consumer (the caller's): with
     // tokens, a push goes straight to its producer's blocks instead of
     // looking the thread up in the queue's implicit-producer hash, and a pop
     // goes straight to that producer; fewer lines touched per token.
     moodycamel::ProducerToken producer_token_{queue_};  ///< the reader thread's
     moodycamel::ConsumerToken consumer_token_{queue_};  ///< next()'s (the consumer's)
-    moodycamel::ConcurrentQueue<std::string> spare_{kQueueStartCapacity};  ///< storage given back
+    SpareRing spare_;                                   ///< storage given back
     std::atomic<std::uint64_t> produced_{0};
     std::uint64_t consumed_ = 0;  ///< consumer thread only
     std::atomic<std::size_t> inflight_{0};
