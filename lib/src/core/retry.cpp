@@ -51,8 +51,8 @@ namespace {
 double default_random() {
     // Per thread, on the heap, made on a thread's first retry: a thread_local
     // engine itself (2.5 KB of state) sat in the static TLS block that glibc
-    // sets up for every thread of a program linking us, stream readers and
-    // the application's own threads alike, a stack page each.
+    // zeroes for every thread of a program linking us, stream readers and
+    // the application's own threads alike.
     thread_local std::unique_ptr<std::mt19937_64> engine;
     if (!engine) engine = std::make_unique<std::mt19937_64>(std::random_device{}());
     return std::uniform_real_distribution<double>(0.0, 1.0)(*engine);
