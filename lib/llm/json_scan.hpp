@@ -160,31 +160,32 @@ class StrictJsonScanner {
     bool number() {
         // -?(0|[1-9][0-9]{0,17})(\.[0-9]+)?  : an exponent or a longer
         // integer is left to the general parser (RapidJSON turns those into
-        // doubles, or errors past DBL_MAX).
-        const bool negative = *p_ == '-';
-        if (negative) ++p_;
-        if (p_ == end_ || !digit(*p_)) return false;
-        std::int64_t value = 0;
-        if (*p_ == '0') {
-            ++p_;
+        // doubles, or errors past DBL_MAX). A local cursor: the loops keep it
+        // in a register.
+        const char* q = p_;
+        const bool negative = *q == '-';
+        if (negative) ++q;
+        if (q == end_ || !digit(*q)) return false;
+        std::uint64_t value = 0;  // unsigned: a long run of digits wraps, defined
+        if (*q == '0') {
+            ++q;
         } else {
-            int digits = 0;
-            while (p_ != end_ && digit(*p_)) {
-                if (++digits > 18) return false;
-                value = value * 10 + (*p_ - '0');
-                ++p_;
-            }
+            const char* const first = q;
+            while (q != end_ && digit(*q)) value = value * 10 + static_cast<unsigned>(*q++ - '0');
+            if (q - first > 18) return false;  // its value unused
         }
         bool fraction = false;
-        if (p_ != end_ && *p_ == '.') {
-            ++p_;
-            if (p_ == end_ || !digit(*p_)) return false;
-            while (p_ != end_ && digit(*p_)) ++p_;
+        if (q != end_ && *q == '.') {
+            ++q;
+            if (q == end_ || !digit(*q)) return false;
+            while (q != end_ && digit(*q)) ++q;
             fraction = true;
         }
-        if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) return false;
+        if (q != end_ && (*q == 'e' || *q == 'E')) return false;
+        p_ = q;
         if (fraction) return handler_.NonInteger();
-        return handler_.Int64(negative ? -value : value);
+        const auto magnitude = static_cast<std::int64_t>(value);  // under 10^18
+        return handler_.Int64(negative ? -magnitude : magnitude);
     }
 
     /// The string at p_ (its opening quote); p_ moves past the closing one.

@@ -241,6 +241,35 @@ void BodyFramer::direct_received(std::size_t n) noexcept {
     if (remaining_ == 0) state_ = mode_ == Mode::chunked ? State::data_crlf : State::done;
 }
 
+bool BodyFramer::end_line(std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (state_ == State::data_crlf) {
+        if (!line.empty()) {
+            fail("missing CRLF after chunk data");
+            return false;
+        }
+        state_ = State::size_line;
+    } else if (state_ == State::trailers) {
+        if (line.empty()) state_ = State::done;
+    } else {
+        auto semi = line.find(';');
+        std::string_view hex = trim(line.substr(0, semi));
+        std::uint64_t size = 0;
+        auto [p, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), size, 16);
+        if (hex.empty() || ec != std::errc() || p != hex.data() + hex.size()) {
+            fail("bad chunk size '" + std::string(hex.substr(0, 32)) + "'");
+            return false;
+        }
+        if (size == 0) {
+            state_ = State::trailers;
+        } else {
+            remaining_ = size;
+            state_ = State::data;
+        }
+    }
+    return true;
+}
+
 std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out) {
     constexpr std::size_t max_line = limits::max_chunk_line;
     std::size_t used = 0;
@@ -263,38 +292,27 @@ std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out)
             case State::trailers: {
                 const char* nl =
                     static_cast<const char*>(std::memchr(input + used, '\n', n - used));
-                std::size_t upto = nl ? static_cast<std::size_t>(nl - input) + 1 : n;
-                line_.append(input + used, upto - used);
-                if (state_ == State::trailers) trailer_bytes_ += upto - used;
-                used = upto;
-                if (line_.size() > max_line || trailer_bytes_ > max_header_bytes) {
-                    used = fail(state_ == State::trailers ? "trailer section too large"
+                const std::size_t upto = nl ? static_cast<std::size_t>(nl - input) + 1 : n;
+                const std::size_t piece = upto - used;
+                if (state_ == State::trailers) trailer_bytes_ += piece;
+                if (line_.size() + piece > max_line || trailer_bytes_ > max_header_bytes)
+                    return fail(state_ == State::trailers ? "trailer section too large"
                                                           : "chunk-size line too long");
-                    return used;
+                if (!nl) {
+                    line_.append(input + used, piece);
+                    return upto;
                 }
-                if (!nl) return used;
-                std::string_view line(line_);
-                line.remove_suffix(1);
-                if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-                if (state_ == State::data_crlf) {
-                    if (!line.empty()) return fail("missing CRLF after chunk data");
-                    state_ = State::size_line;
-                } else if (state_ == State::trailers) {
-                    if (line.empty()) state_ = State::done;
+                std::string_view line;
+                if (line_.empty()) {
+                    // The whole line is in this input (the usual case): read
+                    // in place, not copied into line_ first.
+                    line = std::string_view(input + used, piece - 1);
                 } else {
-                    auto semi = line.find(';');
-                    std::string_view hex = trim(line.substr(0, semi));
-                    std::uint64_t size = 0;
-                    auto [p, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), size, 16);
-                    if (hex.empty() || ec != std::errc() || p != hex.data() + hex.size())
-                        return fail("bad chunk size '" + std::string(hex.substr(0, 32)) + "'");
-                    if (size == 0) {
-                        state_ = State::trailers;
-                    } else {
-                        remaining_ = size;
-                        state_ = State::data;
-                    }
+                    line_.append(input + used, piece);
+                    line = std::string_view(line_.data(), line_.size() - 1);
                 }
+                used = upto;
+                if (!end_line(line)) return 0;
                 line_.clear();
                 break;
             }

@@ -97,6 +97,9 @@ class BodyFramer {
   private:
     enum class State { size_line, data, data_crlf, trailers, done, failed };
     std::size_t fail(std::string why);
+    /// A whole chunk-size, chunk-data CRLF or trailer line, without its LF:
+    /// the state it leads to; false when it is malformed (failed).
+    bool end_line(std::string_view line);
 
     Mode mode_ = Mode::none;
     State state_ = State::done;
