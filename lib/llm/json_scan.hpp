@@ -44,153 +44,137 @@ class StrictJsonScanner {
 
     StrictJsonScanner(std::string_view text, std::string& scratch, Handler& handler)
         : begin_(text.data()),
-          p_(text.data()),
           end_(text.data() + text.size()),
           scratch_(scratch),
           handler_(handler) {}
 
     /// True when the whole text is one value of the subset and the handler took every call.
     bool scan() {
-        skip_space();
-        if (!value(0)) return false;
-        skip_space();
-        return p_ == end_;
+        const char* p = value(skip_space(begin_), 0);
+        return p && skip_space(p) == end_;
     }
 
   private:
+    // Each step takes the cursor and returns it moved past what it read, or
+    // nullptr to refuse. The cursor is never a member nor passed by
+    // reference: the handler's stores (views: `const char*` pointers) could
+    // alias it under the type rules, and it would be reloaded after each.
+
     // value() is inlined into the object and array loops, so that a member
     // that is a string, number or literal costs no call; only a nested
     // container recurses (through object() or array()).
-    [[gnu::always_inline]] bool value(int depth) {
-        if (p_ == end_) return false;
-        switch (*p_) {
+    [[gnu::always_inline]] const char* value(const char* p, int depth) {
+        if (p == end_) return nullptr;
+        switch (*p) {
             case '{':
-                return object(depth + 1);
+                return object(p, depth + 1);
             case '[':
-                return array(depth + 1);
+                return array(p, depth + 1);
             case '"': {
                 std::string_view s;
-                return string(s) && handler_.String(s);
+                p = string(p, s);
+                return p && handler_.String(s) ? p : nullptr;
             }
             case 't':
-                return literal("true") && handler_.Bool(true);
+                p = literal(p, "true");
+                return p && handler_.Bool(true) ? p : nullptr;
             case 'f':
-                return literal("false") && handler_.Bool(false);
+                p = literal(p, "false");
+                return p && handler_.Bool(false) ? p : nullptr;
             case 'n':
-                return literal("null") && handler_.Null();
+                p = literal(p, "null");
+                return p && handler_.Null() ? p : nullptr;
             default:
-                return number();
+                return number(p);
         }
     }
 
-    [[gnu::noinline]] bool object(int depth) {
-        if (depth > max_depth) return false;
-        ++p_;  // '{'
-        if (!handler_.StartObject()) return false;
-        skip_space();
+    [[gnu::noinline]] const char* object(const char* p, int depth) {
+        if (depth > max_depth || !handler_.StartObject()) return nullptr;
+        p = skip_space(p + 1);  // past '{'
         std::uint32_t members = 0;
-        if (p_ != end_ && *p_ == '}') {
-            ++p_;
-            return handler_.EndObject(members);
-        }
+        if (p != end_ && *p == '}') return handler_.EndObject(members) ? p + 1 : nullptr;
         for (;;) {
             std::string_view key;
-            if (p_ == end_ || *p_ != '"' || !string(key) || !handler_.Key(key)) return false;
-            skip_space();
-            if (p_ == end_ || *p_ != ':') return false;
-            ++p_;
-            skip_space();
-            if (!value(depth)) return false;
+            if (p == end_ || *p != '"' || !(p = string(p, key)) || !handler_.Key(key))
+                return nullptr;
+            p = skip_space(p);
+            if (p == end_ || *p != ':') return nullptr;
+            if (!(p = value(skip_space(p + 1), depth))) return nullptr;
             ++members;
-            skip_space();
-            if (p_ == end_) return false;
-            if (*p_ == '}') {
-                ++p_;
-                return handler_.EndObject(members);
-            }
-            if (*p_ != ',') return false;
-            ++p_;
-            skip_space();
+            p = skip_space(p);
+            if (p == end_) return nullptr;
+            if (*p == '}') return handler_.EndObject(members) ? p + 1 : nullptr;
+            if (*p != ',') return nullptr;
+            p = skip_space(p + 1);
         }
     }
 
-    [[gnu::noinline]] bool array(int depth) {
-        if (depth > max_depth) return false;
-        ++p_;  // '['
-        if (!handler_.StartArray()) return false;
-        skip_space();
+    [[gnu::noinline]] const char* array(const char* p, int depth) {
+        if (depth > max_depth || !handler_.StartArray()) return nullptr;
+        p = skip_space(p + 1);  // past '['
         std::uint32_t elements = 0;
-        if (p_ != end_ && *p_ == ']') {
-            ++p_;
-            return handler_.EndArray(elements);
-        }
+        if (p != end_ && *p == ']') return handler_.EndArray(elements) ? p + 1 : nullptr;
         for (;;) {
-            if (!value(depth)) return false;
+            if (!(p = value(p, depth))) return nullptr;
             ++elements;
-            skip_space();
-            if (p_ == end_) return false;
-            if (*p_ == ']') {
-                ++p_;
-                return handler_.EndArray(elements);
-            }
-            if (*p_ != ',') return false;
-            ++p_;
-            skip_space();
+            p = skip_space(p);
+            if (p == end_) return nullptr;
+            if (*p == ']') return handler_.EndArray(elements) ? p + 1 : nullptr;
+            if (*p != ',') return nullptr;
+            p = skip_space(p + 1);
         }
     }
 
-    void skip_space() {
+    const char* skip_space(const char* p) const {
         // JSON's four space bytes all sort below '!': one compare in the
         // usual case of none (a chunk is written without spaces).
-        while (p_ != end_ && static_cast<unsigned char>(*p_) <= ' ' &&
-               (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
-            ++p_;
+        while (p != end_ && static_cast<unsigned char>(*p) <= ' ' &&
+               (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            ++p;
+        return p;
     }
 
     template <std::size_t N>
-    bool literal(const char (&word)[N]) {
+    const char* literal(const char* p, const char (&word)[N]) const {
         constexpr std::size_t n = N - 1;  // without the array's NUL
-        if (static_cast<std::size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return false;
-        p_ += n;
-        return true;
+        if (static_cast<std::size_t>(end_ - p) < n || std::memcmp(p, word, n) != 0) return nullptr;
+        return p + n;
     }
 
     static bool digit(char c) { return c >= '0' && c <= '9'; }
 
-    bool number() {
+    const char* number(const char* p) {
         // -?(0|[1-9][0-9]{0,17})(\.[0-9]+)?  : an exponent or a longer
         // integer is left to the general parser (RapidJSON turns those into
-        // doubles, or errors past DBL_MAX). A local cursor: the loops keep it
-        // in a register.
-        const char* q = p_;
-        const bool negative = *q == '-';
-        if (negative) ++q;
-        if (q == end_ || !digit(*q)) return false;
+        // doubles, or errors past DBL_MAX).
+        const bool negative = *p == '-';
+        if (negative) ++p;
+        if (p == end_ || !digit(*p)) return nullptr;
         std::uint64_t value = 0;  // unsigned: a long run of digits wraps, defined
-        if (*q == '0') {
-            ++q;
+        if (*p == '0') {
+            ++p;
         } else {
-            const char* const first = q;
-            while (q != end_ && digit(*q)) value = value * 10 + static_cast<unsigned>(*q++ - '0');
-            if (q - first > 18) return false;  // its value unused
+            const char* const first = p;
+            while (p != end_ && digit(*p)) value = value * 10 + static_cast<unsigned>(*p++ - '0');
+            if (p - first > 18) return nullptr;  // its value unused
         }
         bool fraction = false;
-        if (q != end_ && *q == '.') {
-            ++q;
-            if (q == end_ || !digit(*q)) return false;
-            while (q != end_ && digit(*q)) ++q;
+        if (p != end_ && *p == '.') {
+            ++p;
+            if (p == end_ || !digit(*p)) return nullptr;
+            while (p != end_ && digit(*p)) ++p;
             fraction = true;
         }
-        if (q != end_ && (*q == 'e' || *q == 'E')) return false;
-        p_ = q;
-        if (fraction) return handler_.NonInteger();
+        if (p != end_ && (*p == 'e' || *p == 'E')) return nullptr;
+        if (fraction) return handler_.NonInteger() ? p : nullptr;
         const auto magnitude = static_cast<std::int64_t>(value);  // under 10^18
-        return handler_.Int64(negative ? -magnitude : magnitude);
+        return handler_.Int64(negative ? -magnitude : magnitude) ? p : nullptr;
     }
 
-    /// The string at p_ (its opening quote); p_ moves past the closing one.
-    bool string(std::string_view& out) {
-        const char* const start = ++p_;
+    /// The string at p (its opening quote); past its closing quote.
+    const char* string(const char* p, std::string_view& out) {
+        const char* const start = p + 1;
         const char* q = start;
 #if defined(__SSE2__)
         // 16 bytes at a time while they are inside the text: the first quote,
@@ -215,18 +199,17 @@ class StrictJsonScanner {
             const auto c = static_cast<unsigned char>(*q);
             if (c == '"') {
                 out = std::string_view(start, static_cast<std::size_t>(q - start));
-                p_ = q + 1;
-                return true;
+                return q + 1;
             }
             if (c == '\\') return unescape(start, q, out);
-            if (c < 0x20) return false;
+            if (c < 0x20) return nullptr;
         }
-        return false;
+        return nullptr;
     }
 
     /// The rest of a string whose first escape is at `escape`, decoded into
-    /// scratch_ at the string's own offset in the text.
-    bool unescape(const char* start, const char* escape, std::string_view& out) {
+    /// scratch_ at the string's own offset in the text; past its closing quote.
+    const char* unescape(const char* start, const char* escape, std::string_view& out) {
         const std::size_t text_size = static_cast<std::size_t>(end_ - begin_);
         if (scratch_.size() < text_size) scratch_.resize(text_size);
         char* const first = scratch_.data() + (start - begin_);
@@ -237,15 +220,14 @@ class StrictJsonScanner {
             const auto c = static_cast<unsigned char>(*q);
             if (c == '"') {
                 out = std::string_view(first, static_cast<std::size_t>(w - first));
-                p_ = q + 1;
-                return true;
+                return q + 1;
             }
-            if (c < 0x20) return false;
+            if (c < 0x20) return nullptr;
             if (c != '\\') {
                 *w++ = *q++;
                 continue;
             }
-            if (end_ - q < 2) return false;
+            if (end_ - q < 2) return nullptr;
             switch (q[1]) {
                 case '"':
                     *w++ = '"';
@@ -273,14 +255,14 @@ class StrictJsonScanner {
                     break;
                 case 'u': {
                     std::uint32_t unit = 0;
-                    if (!hex4(q + 2, unit)) return false;
+                    if (!hex4(q + 2, unit)) return nullptr;
                     q += 6;
-                    if (unit >= 0xDC00 && unit <= 0xDFFF) return false;  // a lone low surrogate
+                    if (unit >= 0xDC00 && unit <= 0xDFFF) return nullptr;  // a lone low surrogate
                     if (unit >= 0xD800 && unit <= 0xDBFF) {
                         std::uint32_t low = 0;
                         if (end_ - q < 6 || q[0] != '\\' || q[1] != 'u' || !hex4(q + 2, low) ||
                             low < 0xDC00 || low > 0xDFFF)
-                            return false;
+                            return nullptr;
                         q += 6;
                         unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
                     }
@@ -288,11 +270,11 @@ class StrictJsonScanner {
                     continue;
                 }
                 default:
-                    return false;
+                    return nullptr;
             }
             q += 2;
         }
-        return false;
+        return nullptr;
     }
 
     bool hex4(const char* at, std::uint32_t& unit) const {
@@ -333,7 +315,6 @@ class StrictJsonScanner {
     }
 
     const char* const begin_;
-    const char* p_;
     const char* const end_;
     std::string& scratch_;
     Handler& handler_;
