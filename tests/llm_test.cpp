@@ -14,6 +14,7 @@
 
 #include "fault_server.hpp"
 #include "json_scan_check.hpp"
+#include "llm/event_json.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/llm/chat.hpp"
@@ -921,6 +922,60 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
     auto bad = messages_from_json(R"([{"role":"tool","content":"x"}])");
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Catch::Contains("message 0"));
+}
+
+TEST_CASE("the OpenAI chunk reader takes the common chunks itself, with views into the text") {
+    // If it refused these, every token would go to the document read: the
+    // deltas would be the same (the tests comparing the two readers pass
+    // either way), only slower. So its acceptance is checked here.
+    nous::llm::detail::EventJson json;
+    nous::llm::detail::EventJson::OpenAIChunk chunk;
+    const std::string real =  // the fields api.openai.com sends today
+        R"({"id":"chatcmpl-BQ8n","object":"chat.completion.chunk","created":1745671234,)"
+        R"("model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_0392822090",)"
+        R"("choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"obfuscation":"a1b2"})";
+    REQUIRE(json.openai_chunk(real, chunk));
+    CHECK(chunk.has_content);
+    CHECK(chunk.content == " token");
+    // A view into the text itself: no copy of the chunk.
+    CHECK(chunk.content.data() >= real.data());
+    CHECK(chunk.content.data() < real.data() + real.size());
+    CHECK_FALSE(chunk.has_finish_reason);
+
+    const std::string first =
+        R"({"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null}}]})";
+    REQUIRE(json.openai_chunk(first, chunk));
+    CHECK(chunk.has_content);
+    CHECK(chunk.content.empty());
+
+    const std::string escaped =
+        R"({"choices":[{"index":0,"delta":{"content":"line\none \"q\" \u00e9"}}]})";
+    REQUIRE(json.openai_chunk(escaped, chunk));
+    CHECK(chunk.content == "line\none \"q\" \xc3\xa9");
+
+    const std::string reasoning =
+        R"({"choices":[{"index":0,"delta":{"reasoning_content":"think","content":null}}]})";
+    REQUIRE(json.openai_chunk(reasoning, chunk));
+    CHECK(chunk.has_reasoning_content);
+    CHECK(chunk.reasoning_content == "think");
+    CHECK_FALSE(chunk.has_content);
+
+    const std::string last = R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})";
+    REQUIRE(json.openai_chunk(last, chunk));
+    CHECK(chunk.has_finish_reason);
+    CHECK(chunk.finish_reason == "stop");
+
+    // Shapes it leaves to the document read.
+    for (const char* other : {
+             R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t"}]}}]})",
+             R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}})",
+             R"({"choices":[{"index":0,"delta":{"content":"x"}}],"created":1e9})",
+             R"({"error":{"message":"boom"}})",
+             R"({"choices":[{"index":0,"delta":{"content":"x"}}]} trailing)",
+         }) {
+        INFO(other);
+        CHECK_FALSE(json.openai_chunk(other, chunk));
+    }
 }
 
 TEST_CASE("the strict JSON scanner reads its subset exactly as RapidJSON and refuses the rest") {
