@@ -39,9 +39,8 @@ struct WindowQueueTraits : moodycamel::ConcurrentQueueDefaultTraits {
 
 /// What the queue holds: a Piece with its (rare, once per stream at most)
 /// error out of line. A Piece carries an optional Error inline, ~220 bytes a
-/// slot; the queue's first block of 32 slots is touched, and so resident,
-/// for the stream's whole life: 7 KB a stream as Pieces, 1.5 KB as Slots
-/// (now blocks of 8: 384 bytes).
+/// slot; the queue's first block is touched, and so resident, for the
+/// stream's whole life: a block of 8 is 384 bytes of Slots.
 struct Slot {
     Piece::Kind kind = Piece::Kind::end;
     std::string bytes;
