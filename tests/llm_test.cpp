@@ -924,6 +924,90 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
     CHECK_THAT(bad.error().message, Catch::Contains("message 0"));
 }
 
+TEST_CASE("the fast reader of Anthropic token events gives exactly the document read's deltas") {
+    // Every Anthropic fixture's events, and shapes at the edges of what the
+    // fast reader takes; each event also under other SSE event names (the
+    // data's "type" wins, the event name counts without one).
+    std::vector<Event> events;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
+        const std::string name = entry.path().stem().string();
+        if (entry.path().extension() != ".sse" || provider_of(name) != Provider::anthropic)
+            continue;
+        auto sse = nous::http::make_sse_decoder();
+        std::vector<Event> decoded;
+        bool done = false;
+        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
+        for (const Event& e : decoded) events.push_back(e);
+    }
+    for (
+        const char* edge : {
+            R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}})",
+            R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":""}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":1}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":"a","text":"b"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","type":"thinking_delta","text":"a","thinking":"b"}})",
+            R"({"type":"content_block_delta","delta":{"type":"thinking_delta","text":"t","thinking":"th"}})",
+            R"({"type":"content_block_delta","delta":"text"})",
+            R"({"type":"content_block_delta","delta":"text","delta":{"type":"text_delta","text":"second"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":"a"},"delta":{"type":"text_delta","text":"b"}})",
+            R"({"type":"content_block_delta","delta":[{"type":"text_delta","text":"a"}]})",
+            R"({"type":"content_block_delta","delta":{"x":1},"delta":{"type":"text_delta","text":"b"}})",
+            R"({"delta":{"type":"text_delta","text":"no type"}})",
+            R"({"type":1,"delta":{"type":"text_delta","text":"type not a string"}})",
+            R"({"type":"ping","delta":{"type":"text_delta","text":"a ping"}})",
+            R"({"type":"content_block_delta","type":"ping","delta":{"type":"text_delta","text":"dup type"}})",
+            R"({"type":"content_block_delta","extra":{"type":"x","delta":{"text":"no"}},"delta":{"type":"text_delta","text":"yes"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","meta":{"text":"inner"},"text":"outer"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":"esc \"q\" \u00e9\n"}})",
+            R"({"type":"content_block_delta","delta":{"type":"signature_delta","signature":"sig"}})",
+            R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\""}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":"x"},"usage":{"output_tokens":3}})",
+            R"([{"type":"content_block_delta"}])",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":"big"},"n":1e400})",
+        })
+        for (const char* name : {"content_block_delta", "ping", ""}) {
+            Event e;
+            e.type = name;
+            e.data = edge;
+            events.push_back(e);
+        }
+    for (const Event& e : events) {
+        INFO(e.type << " " << e.data);
+        DeltaParser fast(Provider::anthropic), document(Provider::anthropic);
+        document.use_fast_paths(false);
+        std::vector<Delta> a, b;
+        auto ea = fast.parse(e, a);
+        auto eb = document.parse(e, b);
+        CHECK(ea.has_value() == eb.has_value());
+        Accumulator fa, fb;
+        for (const Delta& d : a) fa.add(d);
+        for (const Delta& d : b) fb.add(d);
+        CHECK(a.size() == b.size());
+        CHECK(to_json(fa.result()) == to_json(fb.result()));
+    }
+    // And it does take the common ones itself, with a view into the text.
+    nous::llm::detail::EventJson json;
+    nous::llm::detail::EventJson::AnthropicDelta delta;
+    const std::string text =
+        R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" token"}})";
+    REQUIRE(json.anthropic_delta(text, "content_block_delta", delta));
+    CHECK_FALSE(delta.reasoning);
+    CHECK(delta.text == " token");
+    CHECK((delta.text.data() >= text.data() && delta.text.data() < text.data() + text.size()));
+    REQUIRE(json.anthropic_delta(
+        R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})",
+        "", delta));
+    CHECK(delta.reasoning);
+    CHECK(delta.text == "hm");
+    REQUIRE(json.anthropic_delta(R"({"index":0,"delta":{"type":"text_delta","text":"t"}})",
+                                 "content_block_delta", delta));
+    CHECK_FALSE(json.anthropic_delta(R"({"type":"message_stop"})", "message_stop", delta));
+    CHECK_FALSE(json.anthropic_delta(R"({"type":"ping"})", "content_block_delta", delta));
+}
+
 TEST_CASE("the OpenAI chunk reader takes the common chunks itself, with views into the text") {
     // If it refused these, every token would go to the document read: the
     // deltas would be the same (the tests comparing the two readers pass

@@ -159,6 +159,13 @@ void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
     if (!any && !adds_something(d)) out.pop_back();
 }
 
+/// The same delta anthropic() makes, from the reader of common token events.
+void anthropic_fast(const detail::EventJson::AnthropicDelta& delta, std::vector<Delta>& out) {
+    if (delta.text.empty()) return;  // adds nothing, as anthropic() finds
+    Delta& d = out.emplace_back();   // in place, as openai_fast()
+    (delta.reasoning ? d.reasoning : d.text).assign(delta.text);
+}
+
 void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out) {
     Delta d;
     if (type == "message_start") {
@@ -293,6 +300,14 @@ std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
         detail::EventJson::OpenAIChunk chunk;
         if (json_->openai_chunk(data, chunk)) {
             openai_fast(chunk, out);
+            return std::nullopt;
+        }
+    }
+    // The common Anthropic token event likewise (text or thinking).
+    if (provider_ == Provider::anthropic && fast_paths_) {
+        detail::EventJson::AnthropicDelta delta;
+        if (json_->anthropic_delta(data, event.type, delta)) {
+            anthropic_fast(delta, out);
             return std::nullopt;
         }
     }

@@ -246,6 +246,114 @@ class OpenAIChunkReader {
     bool ok_ = true;
 };
 
+/// The reader of the common Anthropic token event (EventJson::anthropic_delta):
+/// a content_block_delta whose delta is a text_delta or a thinking_delta.
+/// Stricter than the document read where that costs nothing: a second
+/// "type", "delta", "text" or "thinking" where it looks, or one of them that
+/// is not what it should be, stops it, and the document read decides.
+class AnthropicDeltaReader {
+  public:
+    explicit AnthropicDeltaReader(EventJson::AnthropicDelta& out) : out_(out) {}
+
+    bool Null() { return scalar(); }
+    bool Bool(bool) { return scalar(); }
+    bool Int64(std::int64_t) { return scalar(); }
+    bool NonInteger() { return scalar(); }
+    bool String(std::string_view v) {
+        if (depth_ == 1 && key_ == Name::type) return first(root_type_seen_, root_type_, v);
+        if (depth_ == 1 && key_ == Name::delta) return false;  // a delta that is not an object
+        if (depth_ == 2 && in_delta_) {
+            if (key_ == Name::type) return first(delta_type_seen_, delta_type_, v);
+            if (key_ == Name::text) return first(text_seen_, text_, v);
+            if (key_ == Name::thinking) return first(thinking_seen_, thinking_, v);
+        }
+        return depth_ > 0;
+    }
+    bool Key(std::string_view key) {
+        key_ = Name::other;
+        if (depth_ == 1 || (depth_ == 2 && in_delta_)) {
+            if (key == "type") key_ = Name::type;
+            if (depth_ == 1 && key == "delta") key_ = Name::delta;
+            if (depth_ == 2 && key == "text") key_ = Name::text;
+            if (depth_ == 2 && key == "thinking") key_ = Name::thinking;
+        }
+        return true;
+    }
+    bool StartObject() {
+        const std::size_t at = depth_++;
+        if (depth_ > 8) return false;
+        if (at == 0) return true;  // the root
+        if (at == 1 && key_ == Name::delta) {
+            if (delta_seen_) return false;
+            delta_seen_ = in_delta_ = true;
+            return true;
+        }
+        return container();
+    }
+    bool EndObject(std::uint32_t) {
+        if (--depth_ == 1) in_delta_ = false;
+        return true;
+    }
+    bool StartArray() {
+        const std::size_t at = depth_++;
+        if (depth_ > 8 || at == 0) return false;  // the root must be an object
+        return container();
+    }
+    bool EndArray(std::uint32_t) {
+        --depth_;
+        return true;
+    }
+
+    /// After a whole scan: whether the event is one this reader answers.
+    bool finish(std::string_view event_type) {
+        // The data's own "type" names the event; the SSE event name otherwise.
+        const std::string_view type = root_type_seen_ ? root_type_ : event_type;
+        if (type != "content_block_delta" || !delta_seen_) return false;
+        if (delta_type_ == "text_delta" && text_seen_) {
+            out_.reasoning = false;
+            out_.text = text_;
+            return true;
+        }
+        if (delta_type_ == "thinking_delta" && thinking_seen_) {
+            out_.reasoning = true;
+            out_.text = thinking_;
+            return true;
+        }
+        return false;
+    }
+
+  private:
+    enum class Name { other, type, delta, text, thinking };
+
+    /// A container under a key this reader looks at: not the shape it reads.
+    bool container() const {
+        if (depth_ == 2) return key_ != Name::type && key_ != Name::delta;
+        if (depth_ == 3 && in_delta_) return key_ == Name::other;
+        return true;  // deeper inside a member this reader ignores
+    }
+    /// A scalar that is not a string: refused where a string must be.
+    bool scalar() const {
+        if (depth_ == 0) return false;
+        if (depth_ == 1) return key_ != Name::type && key_ != Name::delta;
+        if (depth_ == 2 && in_delta_) return key_ == Name::other;
+        return true;
+    }
+    static bool first(bool& seen, std::string_view& slot, std::string_view v) {
+        if (seen) return false;  // a duplicate: the document read takes the first
+        seen = true;
+        slot = v;
+        return true;
+    }
+
+    EventJson::AnthropicDelta& out_;
+    std::size_t depth_ = 0;
+    Name key_ = Name::other;
+    bool in_delta_ = false, delta_seen_ = false;
+    bool root_type_seen_ = false, delta_type_seen_ = false, text_seen_ = false,
+         thinking_seen_ = false;
+    std::string_view root_type_, delta_type_, text_, thinking_;
+};
+
 }  // namespace
 
 bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
@@ -254,6 +362,13 @@ bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
     // No copy of the chunk: the views point into `text`, or into the scratch
     // buffer for a string with an escape. The handler stops at 8 levels.
     return scan_strict_json(text, unescaped_, handler) && handler.ok_;
+}
+
+bool EventJson::anthropic_delta(std::string_view text, std::string_view event_type,
+                                AnthropicDelta& out) {
+    out = {};
+    AnthropicDeltaReader handler(out);
+    return scan_strict_json(text, unescaped_, handler) && handler.finish(event_type);
 }
 
 void EventJson::copy_padded(std::string_view text) {

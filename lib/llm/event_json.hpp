@@ -45,6 +45,17 @@ class EventJson {
     };
     bool openai_chunk(std::string_view text, OpenAIChunk& out);
 
+    /// The common Anthropic token event, read without a document: a
+    /// content_block_delta (by the data's "type", else `event_type`, the SSE
+    /// event name) whose delta is a text_delta (`text`) or a thinking_delta
+    /// (`thinking`, then `reasoning` is true). False for anything else: the
+    /// caller then parses a document. The view lives as openai_chunk's do.
+    struct AnthropicDelta {
+        bool reasoning = false;
+        std::string_view text;
+    };
+    bool anthropic_delta(std::string_view text, std::string_view event_type, AnthropicDelta& out);
+
   private:
     using Pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
     using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;
