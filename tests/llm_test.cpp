@@ -924,6 +924,27 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
     CHECK_THAT(bad.error().message, Catch::Contains("message 0"));
 }
 
+namespace {
+
+/// A provider's fast reader of common events against the document read:
+/// the same verdict, the same deltas, the same message.
+void check_fast_reader_agrees(Provider provider, const Event& e) {
+    INFO(e.type << " " << e.data);
+    DeltaParser fast(provider), document(provider);
+    document.use_fast_paths(false);
+    std::vector<Delta> a, b;
+    auto ea = fast.parse(e, a);
+    auto eb = document.parse(e, b);
+    CHECK(ea.has_value() == eb.has_value());
+    Accumulator fa, fb;
+    for (const Delta& d : a) fa.add(d);
+    for (const Delta& d : b) fb.add(d);
+    CHECK(a.size() == b.size());
+    CHECK(to_json(fa.result()) == to_json(fb.result()));
+}
+
+}  // namespace
+
 TEST_CASE("the fast reader of Anthropic token events gives exactly the document read's deltas") {
     // Every Anthropic fixture's events, and shapes at the edges of what the
     // fast reader takes; each event also under other SSE event names (the
@@ -974,20 +995,7 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
             e.data = edge;
             events.push_back(e);
         }
-    for (const Event& e : events) {
-        INFO(e.type << " " << e.data);
-        DeltaParser fast(Provider::anthropic), document(Provider::anthropic);
-        document.use_fast_paths(false);
-        std::vector<Delta> a, b;
-        auto ea = fast.parse(e, a);
-        auto eb = document.parse(e, b);
-        CHECK(ea.has_value() == eb.has_value());
-        Accumulator fa, fb;
-        for (const Delta& d : a) fa.add(d);
-        for (const Delta& d : b) fb.add(d);
-        CHECK(a.size() == b.size());
-        CHECK(to_json(fa.result()) == to_json(fb.result()));
-    }
+    for (const Event& e : events) check_fast_reader_agrees(Provider::anthropic, e);
     // And it does take the common ones itself, with a view into the text.
     nous::llm::detail::EventJson json;
     nous::llm::detail::EventJson::AnthropicDelta delta;
@@ -1192,19 +1200,8 @@ TEST_CASE("the fast reader of OpenAI chunks gives exactly the document read's de
         })
         events.emplace_back(edge);
     for (const std::string& data : events) {
-        INFO(data);
-        DeltaParser fast(Provider::openai), document(Provider::openai);
-        document.use_fast_paths(false);
-        std::vector<Delta> a, b;
         Event e;
         e.data = data;
-        auto ea = fast.parse(e, a);
-        auto eb = document.parse(e, b);
-        CHECK(ea.has_value() == eb.has_value());
-        Accumulator fa, fb;
-        for (const Delta& d : a) fa.add(d);
-        for (const Delta& d : b) fb.add(d);
-        CHECK(a.size() == b.size());
-        CHECK(to_json(fa.result()) == to_json(fb.result()));
+        check_fast_reader_agrees(Provider::openai, e);
     }
 }
