@@ -1,7 +1,8 @@
 // bench/delta_parser: what nous::llm::DeltaParser costs per event on the
 // consumer's thread, in ns, for a real-sized OpenAI chunk (the fields
-// api.openai.com sends today) and an Anthropic text delta; the OpenAI chunk
-// with the fast reader of common chunks and through a document. Single
+// api.openai.com sends today), an Anthropic text delta and a Responses API
+// text delta; each with the fast reader of common events and through a
+// document. Single
 // thread, the same events over and over (a steady stream).
 
 #include <chrono>
@@ -43,6 +44,10 @@ int main() {
     anthropic.type = "content_block_delta";
     anthropic.data =
         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" token"}})";
+    nous::http::Event responses;
+    responses.data =
+        R"({"type":"response.output_text.delta","sequence_number":12,"item_id":"msg_67ccd3acc8d48190a77525dc6de64b4104becb25c5a5ad26",)"
+        R"("output_index":0,"content_index":0,"delta":" token","logprobs":[],"obfuscation":"a1b2c3"})";
     constexpr std::size_t rounds = 2'000'000;
     std::printf("# DeltaParser::parse, ns per event (single thread, %zu events each)\n", rounds);
     std::printf("%-40s %6s %8s\n", "event", "bytes", "ns");
@@ -52,5 +57,12 @@ int main() {
                 ns_per_event(nous::llm::Provider::openai, openai, false, rounds));
     std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta", anthropic.data.size(),
                 ns_per_event(nous::llm::Provider::anthropic, anthropic, true, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta (document read)", anthropic.data.size(),
+                ns_per_event(nous::llm::Provider::anthropic, anthropic, false, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta", responses.data.size(),
+                ns_per_event(nous::llm::Provider::openai_responses, responses, true, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta (document)",
+                responses.data.size(),
+                ns_per_event(nous::llm::Provider::openai_responses, responses, false, rounds));
     return 0;
 }

@@ -977,6 +977,11 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
             R"({"type":"content_block_delta","delta":[{"type":"text_delta","text":"a"}]})",
             R"({"type":"content_block_delta","delta":{"x":1},"delta":{"type":"text_delta","text":"b"}})",
             R"({"delta":{"type":"text_delta","text":"no type"}})",
+            // The first of a duplicate is what a document read finds, whatever it is.
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":1,"text":"b"}})",
+            R"({"type":"content_block_delta","delta":{"type":1,"type":"text_delta","text":"b"}})",
+            R"({"type":1,"type":"content_block_delta","delta":{"type":"text_delta","text":"b"}})",
+            R"({"type":"content_block_delta","delta":{"type":"text_delta","text":["x"],"text":"b"}})",
             R"({"type":1,"delta":{"type":"text_delta","text":"type not a string"}})",
             R"({"type":"ping","delta":{"type":"text_delta","text":"a ping"}})",
             R"({"type":"content_block_delta","type":"ping","delta":{"type":"text_delta","text":"dup type"}})",
@@ -1014,6 +1019,64 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
                                  "content_block_delta", delta));
     CHECK_FALSE(json.anthropic_delta(R"({"type":"message_stop"})", "message_stop", delta));
     CHECK_FALSE(json.anthropic_delta(R"({"type":"ping"})", "content_block_delta", delta));
+}
+
+TEST_CASE("the fast reader of Responses token events gives exactly the document read's deltas") {
+    std::vector<Event> events;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
+        const std::string name = entry.path().stem().string();
+        if (entry.path().extension() != ".sse" || provider_of(name) != Provider::openai_responses)
+            continue;
+        auto sse = nous::http::make_sse_decoder();
+        std::vector<Event> decoded;
+        bool done = false;
+        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
+        for (const Event& e : decoded) events.push_back(e);
+    }
+    REQUIRE(events.size() > 10);
+    for (
+        const char* edge : {
+            R"({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"hi","sequence_number":4,"logprobs":[]})",
+            R"({"type":"response.reasoning_summary_text.delta","delta":"why","summary_index":0})",
+            R"({"type":"response.reasoning_text.delta","delta":"raw"})",
+            R"({"type":"response.output_text.delta","delta":""})",
+            R"({"type":"response.output_text.delta"})",
+            R"({"type":"response.output_text.delta","delta":1})",
+            R"({"type":"response.output_text.delta","delta":{"text":"no"}})",
+            R"({"type":"response.output_text.delta","delta":"a","delta":"b"})",
+            R"({"type":"response.output_text.delta","type":"error","delta":"dup type"})",
+            R"({"type":1,"delta":"type not a string"})",
+            R"({"type":["response.output_text.delta"],"delta":"type an array"})",
+            R"({"delta":"no type"})",
+            // The first of a duplicate is what a document read finds, whatever it is.
+            R"({"type":"response.output_text.delta","delta":1,"delta":"b"})",
+            R"({"type":1,"type":"response.output_text.delta","delta":"b"})",
+            R"({"type":"response.output_text.delta","delta":{"x":1},"delta":"b"})",
+            R"({"type":"response.output_text.done","delta":"a done echo"})",
+            R"({"type":"response.output_text.delta","meta":{"type":"x","delta":"inner"},"delta":"outer"})",
+            R"({"type":"response.output_text.delta","delta":"esc \"q\" \u00e9\n"})",
+            R"({"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"a\""})",
+            R"({"type":"response.output_text.delta","delta":"x","n":1e400})",
+            R"([{"type":"response.output_text.delta","delta":"root array"}])",
+        }) {
+        Event e;
+        e.data = edge;
+        events.push_back(e);
+    }
+    for (const Event& e : events) check_fast_reader_agrees(Provider::openai_responses, e);
+    nous::llm::detail::EventJson json;
+    nous::llm::detail::EventJson::ResponsesDelta delta;
+    const std::string text =
+        R"({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"delta":" token"})";
+    REQUIRE(json.responses_delta(text, delta));
+    CHECK_FALSE(delta.reasoning);
+    CHECK(delta.text == " token");
+    CHECK((delta.text.data() >= text.data() && delta.text.data() < text.data() + text.size()));
+    REQUIRE(json.responses_delta(R"({"type":"response.reasoning_summary_text.delta","delta":"w"})",
+                                 delta));
+    CHECK(delta.reasoning);
+    CHECK_FALSE(json.responses_delta(R"({"type":"response.completed","response":{}})", delta));
 }
 
 TEST_CASE("the OpenAI chunk reader takes the common chunks itself, with views into the text") {

@@ -56,6 +56,13 @@ class EventJson {
     };
     bool anthropic_delta(std::string_view text, std::string_view event_type, AnthropicDelta& out);
 
+    /// The common Responses API token event, read without a document: a
+    /// response.output_text.delta (text), or a reasoning summary or
+    /// reasoning text delta (`reasoning` true), with its "delta" string.
+    /// False for anything else; the view lives as openai_chunk's do.
+    using ResponsesDelta = AnthropicDelta;
+    bool responses_delta(std::string_view text, ResponsesDelta& out);
+
   private:
     using Pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
     using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;
