@@ -926,6 +926,22 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
 
 namespace {
 
+/// Every event of the golden fixtures of `provider`'s format.
+std::vector<Event> fixture_events(Provider provider) {
+    std::vector<Event> events;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
+        const std::string name = entry.path().stem().string();
+        if (entry.path().extension() != ".sse" || provider_of(name) != provider) continue;
+        auto sse = nous::http::make_sse_decoder();
+        std::vector<Event> decoded;
+        bool done = false;
+        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
+        for (const Event& e : decoded) events.push_back(e);
+    }
+    return events;
+}
+
 /// A provider's fast reader of common events against the document read:
 /// the same verdict, the same deltas, the same message.
 void check_fast_reader_agrees(Provider provider, const Event& e) {
@@ -949,18 +965,7 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
     // Every Anthropic fixture's events, and shapes at the edges of what the
     // fast reader takes; each event also under other SSE event names (the
     // data's "type" wins, the event name counts without one).
-    std::vector<Event> events;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
-        const std::string name = entry.path().stem().string();
-        if (entry.path().extension() != ".sse" || provider_of(name) != Provider::anthropic)
-            continue;
-        auto sse = nous::http::make_sse_decoder();
-        std::vector<Event> decoded;
-        bool done = false;
-        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
-        for (const Event& e : decoded) events.push_back(e);
-    }
+    std::vector<Event> events = fixture_events(Provider::anthropic);
     for (
         const char* edge : {
             R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}})",
@@ -1022,18 +1027,7 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
 }
 
 TEST_CASE("the fast reader of Responses token events gives exactly the document read's deltas") {
-    std::vector<Event> events;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
-        const std::string name = entry.path().stem().string();
-        if (entry.path().extension() != ".sse" || provider_of(name) != Provider::openai_responses)
-            continue;
-        auto sse = nous::http::make_sse_decoder();
-        std::vector<Event> decoded;
-        bool done = false;
-        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
-        for (const Event& e : decoded) events.push_back(e);
-    }
+    std::vector<Event> events = fixture_events(Provider::openai_responses);
     REQUIRE(events.size() > 10);
     for (
         const char* edge : {
@@ -1223,16 +1217,7 @@ TEST_CASE("the fast reader of OpenAI chunks gives exactly the document read's de
     // Every OpenAI fixture's events, and shapes at the edges of what the fast
     // reader takes (it hands anything else to the document read).
     std::vector<std::string> events;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(std::string(NOUS_FIXTURES) + "/llm")) {
-        const std::string name = entry.path().stem().string();
-        if (entry.path().extension() != ".sse" || provider_of(name) != Provider::openai) continue;
-        auto sse = nous::http::make_sse_decoder();
-        std::vector<Event> decoded;
-        bool done = false;
-        REQUIRE_FALSE(sse->feed(slurp(entry.path()), decoded, done));
-        for (const Event& e : decoded) events.push_back(e.data);
-    }
+    for (const Event& e : fixture_events(Provider::openai)) events.push_back(e.data);
     for (
         const char* edge : {
             R"({"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]})",
