@@ -2,8 +2,7 @@
 // consumer's thread, in ns, for a real-sized OpenAI chunk (the fields
 // api.openai.com sends today), an Anthropic text delta and a Responses API
 // text delta; each with the fast reader of common events and through a
-// document. Single
-// thread, the same events over and over (a steady stream).
+// document. Single thread, the same events over and over (a steady stream).
 
 #include <chrono>
 #include <cstdio>

@@ -926,6 +926,11 @@ TEST_CASE("the --messages JSON shape round-trips a turn's message with its signa
 
 namespace {
 
+/// Whether a fast reader's view lies inside the event's text (no copy).
+bool points_into(std::string_view view, std::string_view text) {
+    return view.data() >= text.data() && view.data() + view.size() <= text.data() + text.size();
+}
+
 /// Every event of the golden fixtures of `provider`'s format.
 std::vector<Event> fixture_events(Provider provider) {
     std::vector<Event> events;
@@ -1008,13 +1013,13 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
     for (const Event& e : events) check_fast_reader_agrees(Provider::anthropic, e);
     // And it does take the common ones itself, with a view into the text.
     nous::llm::detail::EventJson json;
-    nous::llm::detail::EventJson::AnthropicDelta delta;
+    nous::llm::detail::EventJson::TextDelta delta;
     const std::string text =
         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" token"}})";
     REQUIRE(json.anthropic_delta(text, "content_block_delta", delta));
     CHECK_FALSE(delta.reasoning);
     CHECK(delta.text == " token");
-    CHECK((delta.text.data() >= text.data() && delta.text.data() < text.data() + text.size()));
+    CHECK(points_into(delta.text, text));
     REQUIRE(json.anthropic_delta(
         R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})",
         "", delta));
@@ -1060,13 +1065,13 @@ TEST_CASE("the fast reader of Responses token events gives exactly the document 
     }
     for (const Event& e : events) check_fast_reader_agrees(Provider::openai_responses, e);
     nous::llm::detail::EventJson json;
-    nous::llm::detail::EventJson::ResponsesDelta delta;
+    nous::llm::detail::EventJson::TextDelta delta;
     const std::string text =
         R"({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"delta":" token"})";
     REQUIRE(json.responses_delta(text, delta));
     CHECK_FALSE(delta.reasoning);
     CHECK(delta.text == " token");
-    CHECK((delta.text.data() >= text.data() && delta.text.data() < text.data() + text.size()));
+    CHECK(points_into(delta.text, text));
     REQUIRE(json.responses_delta(R"({"type":"response.reasoning_summary_text.delta","delta":"w"})",
                                  delta));
     CHECK(delta.reasoning);
@@ -1087,8 +1092,7 @@ TEST_CASE("the OpenAI chunk reader takes the common chunks itself, with views in
     CHECK(chunk.has_content);
     CHECK(chunk.content == " token");
     // A view into the text itself: no copy of the chunk.
-    CHECK(chunk.content.data() >= real.data());
-    CHECK(chunk.content.data() < real.data() + real.size());
+    CHECK(points_into(chunk.content, real));
     CHECK_FALSE(chunk.has_finish_reason);
 
     const std::string first =

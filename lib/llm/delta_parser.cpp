@@ -161,7 +161,7 @@ void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
 
 /// The delta anthropic() or responses_event() makes from a text or
 /// reasoning token event, from the fast readers' view.
-void text_or_reasoning(const detail::EventJson::AnthropicDelta& delta, std::vector<Delta>& out) {
+void text_or_reasoning(const detail::EventJson::TextDelta& delta, std::vector<Delta>& out) {
     if (delta.text.empty()) return;  // adds nothing, as the document path finds
     Delta& d = out.emplace_back();   // in place, as openai_fast()
     (delta.reasoning ? d.reasoning : d.text).assign(delta.text);
@@ -306,14 +306,14 @@ std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
     }
     // The common Anthropic and Responses token events likewise (text or reasoning).
     if (provider_ == Provider::anthropic && fast_paths_) {
-        detail::EventJson::AnthropicDelta delta;
+        detail::EventJson::TextDelta delta;
         if (json_->anthropic_delta(data, event.type, delta)) {
             text_or_reasoning(delta, out);
             return std::nullopt;
         }
     }
     if (provider_ == Provider::openai_responses && fast_paths_) {
-        detail::EventJson::ResponsesDelta delta;
+        detail::EventJson::TextDelta delta;
         if (json_->responses_delta(data, delta)) {
             text_or_reasoning(delta, out);
             return std::nullopt;

@@ -1,6 +1,7 @@
 // The reused event document: a depth guard between RapidJSON's iterative
-// reader and the document that it builds; and the reader of the common
-// OpenAI chunk, on the strict scanner of json_scan.hpp.
+// reader and the document that it builds; and the readers of the common
+// OpenAI, Anthropic and Responses token events, on the strict scanner of
+// json_scan.hpp.
 
 // SIMD string and whitespace scanning for the in-place parses of this file
 // (x86-64 always has SSE2). Only this file parses in place, so no other
@@ -251,21 +252,31 @@ class OpenAIChunkReader {
 /// Stricter than the document read where that costs nothing: a second
 /// "type", "delta", "text" or "thinking" where it looks, or one of them that
 /// is not what it should be, stops it, and the document read decides.
+/// A string member the Anthropic and Responses readers look at: kept the
+/// first time; a second one stops the reader (the document read takes the
+/// first, whatever it is, and decides).
+bool first_string(bool& seen, std::string_view& slot, std::string_view v) {
+    if (seen) return false;
+    seen = true;
+    slot = v;
+    return true;
+}
+
 class AnthropicDeltaReader {
   public:
-    explicit AnthropicDeltaReader(EventJson::AnthropicDelta& out) : out_(out) {}
+    explicit AnthropicDeltaReader(EventJson::TextDelta& out) : out_(out) {}
 
     bool Null() { return scalar(); }
     bool Bool(bool) { return scalar(); }
     bool Int64(std::int64_t) { return scalar(); }
     bool NonInteger() { return scalar(); }
     bool String(std::string_view v) {
-        if (depth_ == 1 && key_ == Name::type) return first(root_type_seen_, root_type_, v);
+        if (depth_ == 1 && key_ == Name::type) return first_string(root_type_seen_, root_type_, v);
         if (depth_ == 1 && key_ == Name::delta) return false;  // a delta that is not an object
         if (depth_ == 2 && in_delta_) {
-            if (key_ == Name::type) return first(delta_type_seen_, delta_type_, v);
-            if (key_ == Name::text) return first(text_seen_, text_, v);
-            if (key_ == Name::thinking) return first(thinking_seen_, thinking_, v);
+            if (key_ == Name::type) return first_string(delta_type_seen_, delta_type_, v);
+            if (key_ == Name::text) return first_string(text_seen_, text_, v);
+            if (key_ == Name::thinking) return first_string(thinking_seen_, thinking_, v);
         }
         return depth_ > 0;
     }
@@ -338,14 +349,8 @@ class AnthropicDeltaReader {
         if (depth_ == 2 && in_delta_) return key_ == Name::other;
         return true;
     }
-    static bool first(bool& seen, std::string_view& slot, std::string_view v) {
-        if (seen) return false;  // a duplicate: the document read takes the first
-        seen = true;
-        slot = v;
-        return true;
-    }
 
-    EventJson::AnthropicDelta& out_;
+    EventJson::TextDelta& out_;
     std::size_t depth_ = 0;
     Name key_ = Name::other;
     bool in_delta_ = false, delta_seen_ = false;
@@ -361,7 +366,7 @@ class AnthropicDeltaReader {
 /// stops it, and the document read decides.
 class ResponsesDeltaReader {
   public:
-    explicit ResponsesDeltaReader(EventJson::ResponsesDelta& out) : out_(out) {}
+    explicit ResponsesDeltaReader(EventJson::TextDelta& out) : out_(out) {}
 
     bool Null() { return scalar(); }
     bool Bool(bool) { return scalar(); }
@@ -369,8 +374,8 @@ class ResponsesDeltaReader {
     bool NonInteger() { return scalar(); }
     bool String(std::string_view v) {
         if (depth_ == 0) return false;
-        if (depth_ == 1 && key_ == Name::type) return take(type_seen_, type_, v);
-        if (depth_ == 1 && key_ == Name::delta) return take(delta_seen_, delta_, v);
+        if (depth_ == 1 && key_ == Name::type) return first_string(type_seen_, type_, v);
+        if (depth_ == 1 && key_ == Name::delta) return first_string(delta_seen_, delta_, v);
         return true;
     }
     bool Key(std::string_view key) {
@@ -414,14 +419,8 @@ class ResponsesDeltaReader {
         return ++depth_ <= 8;
     }
     bool scalar() const { return depth_ > 1 || (depth_ == 1 && key_ == Name::other); }
-    static bool take(bool& seen, std::string_view& slot, std::string_view v) {
-        if (seen) return false;  // a duplicate: the document read takes the first
-        seen = true;
-        slot = v;
-        return true;
-    }
 
-    EventJson::ResponsesDelta& out_;
+    EventJson::TextDelta& out_;
     std::size_t depth_ = 0;
     Name key_ = Name::other;
     bool type_seen_ = false, delta_seen_ = false;
@@ -439,13 +438,13 @@ bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
 }
 
 bool EventJson::anthropic_delta(std::string_view text, std::string_view event_type,
-                                AnthropicDelta& out) {
+                                TextDelta& out) {
     out = {};
     AnthropicDeltaReader handler(out);
     return scan_strict_json(text, unescaped_, handler) && handler.finish(event_type);
 }
 
-bool EventJson::responses_delta(std::string_view text, ResponsesDelta& out) {
+bool EventJson::responses_delta(std::string_view text, TextDelta& out) {
     out = {};
     ResponsesDeltaReader handler(out);
     return scan_strict_json(text, unescaped_, handler) && handler.finish();

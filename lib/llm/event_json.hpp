@@ -45,23 +45,25 @@ class EventJson {
     };
     bool openai_chunk(std::string_view text, OpenAIChunk& out);
 
+    /// A token event's text, and whether it is reasoning: what the
+    /// Anthropic and Responses readers below find.
+    struct TextDelta {
+        bool reasoning = false;
+        std::string_view text;
+    };
+
     /// The common Anthropic token event, read without a document: a
     /// content_block_delta (by the data's "type", else `event_type`, the SSE
     /// event name) whose delta is a text_delta (`text`) or a thinking_delta
     /// (`thinking`, then `reasoning` is true). False for anything else: the
     /// caller then parses a document. The view lives as openai_chunk's do.
-    struct AnthropicDelta {
-        bool reasoning = false;
-        std::string_view text;
-    };
-    bool anthropic_delta(std::string_view text, std::string_view event_type, AnthropicDelta& out);
+    bool anthropic_delta(std::string_view text, std::string_view event_type, TextDelta& out);
 
     /// The common Responses API token event, read without a document: a
     /// response.output_text.delta (text), or a reasoning summary or
     /// reasoning text delta (`reasoning` true), with its "delta" string.
     /// False for anything else; the view lives as openai_chunk's do.
-    using ResponsesDelta = AnthropicDelta;
-    bool responses_delta(std::string_view text, ResponsesDelta& out);
+    bool responses_delta(std::string_view text, TextDelta& out);
 
   private:
     using Pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
@@ -83,7 +85,7 @@ class EventJson {
     static constexpr std::size_t kScanPadding = 16;
     /// `text` into text_, NUL-terminated and padded for the SIMD scans.
     void copy_padded(std::string_view text);
-    /// openai_chunk's strings that have an escape, decoded (capacity kept).
+    /// The fast readers' strings that have an escape, decoded (capacity kept).
     std::string unescaped_;
 };
 

@@ -49,6 +49,7 @@ struct JsonCallLog {
         log += '\n';
         return true;
     }
+    // Strings written in hex: one holding a newline cannot pass for two calls.
     static std::string hex(std::string_view s) {
         static const char digits[] = "0123456789abcdef";
         std::string out;
