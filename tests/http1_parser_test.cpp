@@ -185,6 +185,69 @@ TEST_CASE("a chunk-size line without end is bounded") {
     CHECK(f.failed());
 }
 
+namespace {
+
+/// A chunked body through the framer: the bytes and verdict, fed whole or one
+/// byte at a time, copied (feed) or in place (next_data).
+std::string frame_chunked(const std::string& body, bool byte_by_byte, bool in_place) {
+    BodyFramer f;
+    f.start(BodyFramer::Mode::chunked);
+    std::string out;
+    const std::size_t step = byte_by_byte ? 1 : body.size();
+    for (std::size_t at = 0; at < body.size() && !f.done() && !f.failed();) {
+        const std::size_t n = std::min(step, body.size() - at);
+        std::size_t used = 0;
+        if (in_place) {
+            std::string_view data;
+            used = f.next_data(body.data() + at, n, data);
+            out.append(data);
+        } else {
+            used = f.feed(body.data() + at, n, out);
+        }
+        if (f.failed()) break;
+        if (used == 0) break;
+        at += used;
+    }
+    if (f.failed()) return out + "|failed: " + f.error();
+    return out + (f.done() ? "|done" : "|cut");
+}
+
+}  // namespace
+
+TEST_CASE("the chunk framer's in-place line steps decide as its general line step") {
+    // Whole, the usual lines ("HEX\r\n", the CRLF after data) are read in
+    // place; byte by byte every line goes through the general step.
+    const std::vector<std::pair<std::string, std::string>> bodies = {
+        {"5\r\nhello\r\n0\r\n\r\n", "hello|done"},
+        {"A\r\n0123456789\r\n0\r\n\r\n", "0123456789|done"},
+        {"a\r\n0123456789\r\n0\r\n\r\n", "0123456789|done"},
+        {"0005\r\nhello\r\n0\r\n\r\n", "hello|done"},
+        {"5;name=value\r\nhello\r\n0\r\n\r\n", "hello|done"},
+        {"5 \r\nhello\r\n0\r\n\r\n", "hello|done"},
+        {"5\nhello\n0\n\n", "hello|done"},
+        {"0000000000000005\r\nhello\r\n0\r\n\r\n", "hello|done"},   // 16 digits
+        {"00000000000000005\r\nhello\r\n0\r\n\r\n", "hello|done"},  // 17: general step
+        {"ffffffffffffffff\r\nab", "ab|cut"},                       // the largest size
+        {"10000000000000000\r\nab", "|failed: bad chunk size '10000000000000000'"},
+        {"0x5\r\nhello\r\n", "|failed: bad chunk size '0x5'"},
+        {"g\r\n", "|failed: bad chunk size 'g'"},
+        {"\r\n", "|failed: bad chunk size ''"},
+        {"5\rhello\r\n", "|failed: bad chunk size '5\rhello'"},
+        {"5\r\nhelloXY0\r\n\r\n", "hello|failed: missing CRLF after chunk data"},
+        {"5\r\nhello\r\r\n0\r\n\r\n", "hello|failed: missing CRLF after chunk data"},
+        {"5\r\nhello\r\n0\r\nx-t: 1\r\n\r\n", "hello|done"},
+        {"5\r\nhello\r\n0\r\n", "hello|cut"},
+    };
+    for (const auto& [body, want] : bodies) {
+        INFO(body);
+        std::string whole = frame_chunked(body, false, false);
+        CHECK(whole == want);
+        CHECK(frame_chunked(body, true, false) == whole);
+        CHECK(frame_chunked(body, false, true) == whole);
+        CHECK(frame_chunked(body, true, true) == whole);
+    }
+}
+
 // ---- regressions found by the hostile-server review (each named after its finding) ----
 
 namespace {

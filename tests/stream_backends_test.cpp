@@ -56,6 +56,33 @@ std::string first_data(Stream s) {
                             : "<error " + std::string(to_string(item->error->code)) + ">";
 }
 
+/// A source that hands out views of one small buffer it overwrites at each
+/// next(): what a decoder keeps across pieces it must have copied.
+class ViewSource : public ChunkSource {
+  public:
+    ViewSource(std::string body, std::size_t piece, int& recycled)
+        : body_(std::move(body)), piece_(piece), recycled_(recycled) {}
+    Piece next() override {
+        Piece p;
+        if (at_ == body_.size()) return p;  // end
+        const std::size_t n = std::min(piece_, body_.size() - at_);
+        buffer_.assign(buffer_.size(), '#');  // the last piece's bytes are gone
+        body_.copy(buffer_.data(), n, at_);
+        at_ += n;
+        p.kind = Piece::Kind::data;
+        p.view = std::string_view(buffer_.data(), n);
+        return p;
+    }
+    void cancel() noexcept override {}
+    void recycle(std::string&&) noexcept override { ++recycled_; }
+
+  private:
+    std::string body_;
+    std::size_t piece_, at_ = 0;
+    std::string buffer_ = std::string(64, '#');
+    int& recycled_;
+};
+
 struct Env {
     explicit Env(const char* v) { ::setenv("NOUS_HTTP_STREAM_BACKEND", v, 1); }
     ~Env() { ::unsetenv("NOUS_HTTP_STREAM_BACKEND"); }
@@ -64,6 +91,24 @@ struct Env {
 const char* kUnreachable = "http://127.0.0.1:1/v1/chat/completions";
 
 }  // namespace
+
+TEST_CASE("a source may hand out views of its own buffer, piece by piece") {
+    const std::string body =
+        "event: a\ndata: first\n\n: keep-alive\ndata: sec\ndata: ond\n\nid: 7\ndata: "
+        "third event, longer than a piece\n\ndata: [DONE]\n\n";
+    for (std::size_t piece : {1, 3, 7, 64}) {
+        INFO("pieces of " << piece << " bytes");
+        int recycled = 0;
+        Stream s(std::make_unique<ViewSource>(body, piece, recycled), nullptr);
+        std::vector<std::string> got;
+        for (auto item = s.next(); item && item->is_event(); item = s.next())
+            got.push_back(item->event.type + "|" + item->event.data + "|" + item->event.id.str());
+        CHECK(got == std::vector<std::string>{"a|first|", "message|sec\nond|",
+                                              "message|third event, longer than a piece|7"});
+        CHECK(s.stats().done_seen);
+        CHECK(recycled == 0);  // a view's storage is the source's own
+    }
+}
 
 TEST_CASE("streams: per-call beats env beats config beats the window default") {
     register_canned("s.a");

@@ -1,6 +1,7 @@
 // libFuzzer: the HTTP/1 response parser (heads, every 1xx, Content-Length,
-// chunked and until-close framing), whole and in pieces: the same head, the
-// same body bytes and the same verdict either way.
+// chunked and until-close framing), whole and in pieces, through the copying
+// step (feed) and the in-place one (next_data): the same head, the same body
+// bytes and the same verdict every way.
 
 #include <string>
 
@@ -16,7 +17,7 @@ struct Parsed {
     std::string verdict;
 };
 
-Parsed parse(std::string_view input, const std::vector<std::size_t>& cuts) {
+Parsed parse(std::string_view input, const std::vector<std::size_t>& cuts, bool in_place) {
     using namespace nous::http::detail;
     Parsed p;
     // Pieces as the transport would deliver them.
@@ -55,7 +56,17 @@ Parsed parse(std::string_view input, const std::vector<std::size_t>& cuts) {
                 p.verdict = "complete";
                 return p;
             }
-            const std::size_t used = framer.feed(piece.data(), piece.size(), p.body);
+            std::size_t used = 0;
+            if (in_place) {
+                std::string_view data;
+                used = framer.next_data(piece.data(), piece.size(), data);
+                if (!data.empty())
+                    nous::fuzz::require(data.data() >= piece.data() &&
+                                        data.data() + data.size() <= piece.data() + used);
+                p.body.append(data);
+            } else {
+                used = framer.feed(piece.data(), piece.size(), p.body);
+            }
             nous::fuzz::require(used <= piece.size());
             piece.remove_prefix(used);
             if (framer.failed()) {
@@ -78,10 +89,13 @@ Parsed parse(std::string_view input, const std::vector<std::size_t>& cuts) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view input(reinterpret_cast<const char*>(data), size);
-    Parsed whole = parse(input, {});
-    Parsed split = parse(input, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(input)));
-    nous::fuzz::require(whole.verdict == split.verdict);
-    nous::fuzz::require(whole.status == split.status && whole.fields == split.fields);
-    nous::fuzz::require(whole.body == split.body);
+    const auto cuts = nous::fuzz::cuts_for(size, nous::fuzz::seed_of(input));
+    Parsed whole = parse(input, {}, false);
+    for (const Parsed& other :
+         {parse(input, cuts, false), parse(input, {}, true), parse(input, cuts, true)}) {
+        nous::fuzz::require(whole.verdict == other.verdict);
+        nous::fuzz::require(whole.status == other.status && whole.fields == other.fields);
+        nous::fuzz::require(whole.body == other.body);
+    }
     return 0;
 }

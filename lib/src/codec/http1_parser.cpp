@@ -271,7 +271,31 @@ bool BodyFramer::end_line(std::string_view line) {
 }
 
 std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out) {
+    std::size_t used = 0;
+    while (used < n && !done()) {
+        std::string_view data;
+        used += next_data(input + used, n - used, data);
+        if (failed()) return 0;
+        out.append(data);
+    }
+    return used;
+}
+
+namespace {
+
+/// The value of a hex digit, or -1.
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+}  // namespace
+
+std::size_t BodyFramer::next_data(const char* input, std::size_t n, std::string_view& data) {
     constexpr std::size_t max_line = limits::max_chunk_line;
+    data = {};
     std::size_t used = 0;
     while (used < n) {
         switch (state_) {
@@ -282,14 +306,36 @@ std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out)
                 std::size_t take = n - used;
                 if (mode_ != Mode::until_close && take > remaining_)
                     take = static_cast<std::size_t>(remaining_);
-                out.append(input + used, take);
-                used += take;
+                data = std::string_view(input + used, take);
                 direct_received(take);
-                break;
+                return used + take;
             }
             case State::size_line:
             case State::data_crlf:
             case State::trailers: {
+                // The usual lines whole in the input, read without the general
+                // line step: "HEX\r\n" (no extension, at most 16 digits: no
+                // overflow) and the bare CRLF after a chunk's data. Anything
+                // else takes the general step below, which decides the same
+                // for these two shapes.
+                if (line_.empty() && state_ == State::data_crlf && n - used >= 2 &&
+                    input[used] == '\r' && input[used + 1] == '\n') {
+                    used += 2;
+                    state_ = State::size_line;
+                    break;
+                }
+                if (line_.empty() && state_ == State::size_line) {
+                    std::uint64_t size = 0;
+                    std::size_t at = used;
+                    for (int v; at < n && at - used < 16 && (v = hex_digit(input[at])) >= 0; ++at)
+                        size = size << 4 | static_cast<std::uint64_t>(v);
+                    if (at > used && n - at >= 2 && input[at] == '\r' && input[at + 1] == '\n') {
+                        used = at + 2;
+                        remaining_ = size;
+                        state_ = size == 0 ? State::trailers : State::data;
+                        break;
+                    }
+                }
                 const char* nl =
                     static_cast<const char*>(std::memchr(input + used, '\n', n - used));
                 const std::size_t upto = nl ? static_cast<std::size_t>(nl - input) + 1 : n;
@@ -304,8 +350,8 @@ std::size_t BodyFramer::feed(const char* input, std::size_t n, std::string& out)
                 }
                 std::string_view line;
                 if (line_.empty()) {
-                    // The whole line is in this input (the usual case): read
-                    // in place, not copied into line_ first.
+                    // The whole line is in this input: read in place, not
+                    // copied into line_ first.
                     line = std::string_view(input + used, piece - 1);
                 } else {
                     line_.append(input + used, piece);

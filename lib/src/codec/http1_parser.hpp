@@ -81,6 +81,11 @@ class BodyFramer {
     /// Consumes framing and data from `input`, appending data to `out`.
     /// Returns the bytes consumed; stops at the end of the body.
     std::size_t feed(const char* input, std::size_t n, std::string& out);
+    /// The same step without the copy: consumes framing from `input` up to
+    /// and including the next run of data bytes, which `data` then points at
+    /// (inside `input`; empty when the input held only framing). Returns the
+    /// bytes consumed (0 when it failed()).
+    std::size_t next_data(const char* input, std::size_t n, std::string_view& data);
     /// Data bytes the caller may read straight into `out` now (0 when framing
     /// bytes come next): the zero-copy path for large bodies.
     std::uint64_t direct_read_limit() const noexcept;

@@ -29,18 +29,18 @@ class PullSource final : public ChunkSource {
             headers_.set(request_.headers());
             status_ = request_.status();
         }
-        piece.bytes = std::move(spare_);  // the last piece's storage, given back by the consumer
-        piece.bytes.clear();
+        // The piece is a view of the read buffer: it is read on the consumer's
+        // thread, which is done with the previous piece when it asks again.
         std::optional<Error> error;
-        switch (request_.read(piece.bytes, error)) {
+        switch (request_.read_view(piece.view, error)) {
             case ResponseReader::Piece::data:
                 piece.kind = Piece::Kind::data;
                 // One writer (this thread): plain stores, not a locked add, which
                 // would also wait for this token's pending (cold) stores.
-                bytes_.store(bytes_.load(std::memory_order_relaxed) + piece.bytes.size(),
+                bytes_.store(bytes_.load(std::memory_order_relaxed) + piece.view.size(),
                              std::memory_order_relaxed);
-                if (piece.bytes.size() > peak_.load(std::memory_order_relaxed))
-                    peak_.store(piece.bytes.size(), std::memory_order_relaxed);
+                if (piece.view.size() > peak_.load(std::memory_order_relaxed))
+                    peak_.store(piece.view.size(), std::memory_order_relaxed);
                 return piece;
             case ResponseReader::Piece::end:
                 finished_ = true;
@@ -54,8 +54,6 @@ class PullSource final : public ChunkSource {
     }
 
     void cancel() noexcept override { token_.cancel(); }
-
-    void recycle(std::string&& bytes) noexcept override { spare_ = std::move(bytes); }
 
     void finish_after_done() noexcept override {
         // On the caller's thread, right after [DONE] was decoded.
@@ -93,7 +91,6 @@ class PullSource final : public ChunkSource {
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
     SharedHeaders headers_;
-    std::string spare_;  ///< caller's thread only
 };
 
 }  // namespace

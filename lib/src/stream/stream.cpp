@@ -217,13 +217,14 @@ std::optional<StreamItemView> Stream::next_view() {
         }
         if (s.finished || !s.source) return result;
         // The views of the previous piece are void from here: its storage goes back.
-        if (s.current.kind == ChunkSource::Piece::Kind::data)
+        if (s.current.kind == ChunkSource::Piece::Kind::data && s.current.view.empty())
             s.source->recycle(std::move(s.current.bytes));
         if (s.content_watch) s.content_watch->waiting();
         s.current = s.source->next();
         switch (s.current.kind) {
             case ChunkSource::Piece::Kind::data:
-                s.decode(s.current.bytes);
+                s.decode(s.current.view.empty() ? std::string_view(s.current.bytes)
+                                                : s.current.view);
                 break;
             case ChunkSource::Piece::Kind::end: {
                 s.views.clear();

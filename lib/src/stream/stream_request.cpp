@@ -106,9 +106,9 @@ void StreamRequest::drain_and_release(Milliseconds budget) {
     params.deadlines.idle = budget;
     params.deadlines.total_by = std::min(params.deadlines.total_by, Clock::now() + budget);
     for (;;) {
-        std::string ignored;
+        std::string_view ignored;
         std::optional<Error> error;
-        auto piece = attempt_->reader().read_body_piece(ignored, error);
+        auto piece = attempt_->reader().read_body_view(ignored, error);
         if (piece != ResponseReader::Piece::data) break;  // end (reusable) or error (closed below)
     }
     release();
@@ -116,6 +116,10 @@ void StreamRequest::drain_and_release(Milliseconds budget) {
 
 ResponseReader::Piece StreamRequest::read(std::string& out, std::optional<Error>& error) {
     return attempt_->reader().read_body_piece(out, error);
+}
+
+ResponseReader::Piece StreamRequest::read_view(std::string_view& out, std::optional<Error>& error) {
+    return attempt_->reader().read_body_view(out, error);
 }
 
 }  // namespace detail

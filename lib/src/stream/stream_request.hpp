@@ -40,6 +40,8 @@ class StreamRequest {
     const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
     /// The next piece of body (after open() succeeded).
     ResponseReader::Piece read(std::string& out, std::optional<Error>& error);
+    /// The same without a copy: `out` points into the read buffer until the next read.
+    ResponseReader::Piece read_view(std::string_view& out, std::optional<Error>& error);
     /// Gives the connection back: to the pool when the body was read to its end.
     void release();
     /// After [DONE]: read what remains of the body for at most `budget`

@@ -265,7 +265,7 @@ class WindowSource final : public ChunkSource {
                 }
                 case ResponseReader::Piece::end:
                     request.release();  // complete body with keep-alive: back to the pool
-                    push(Piece{Piece::Kind::end, {}, {}});
+                    push(Piece{Piece::Kind::end, {}, {}, {}});
                     return;
                 case ResponseReader::Piece::error:
                     push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")

@@ -154,19 +154,44 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out,
             framer_.direct_received(r.bytes);
             return Piece::data;
         }
-        IoResult r = transport_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
-        if (r.status == IoStatus::eof && framer_.complete_at_eof()) {
-            if (framer_.mode() == BodyFramer::Mode::until_close)
-                framer_.start(BodyFramer::Mode::none);
-            return Piece::end;
-        }
-        if (r.status != IoStatus::ok) {
-            error = body_read_error(r);
-            return Piece::error;
-        }
-        have_ = r.bytes;
-        used_ = 0;
+        Piece last;
+        if (!refill(last, error)) return last;
     }
+}
+
+ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out,
+                                                     std::optional<Error>& error) {
+    for (;;) {
+        if (framer_.done()) return Piece::end;
+        if (used_ < have_) {
+            used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
+            if (framer_.failed()) {
+                error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
+                return Piece::error;
+            }
+            if (!out.empty()) return Piece::data;
+            continue;
+        }
+        Piece last;
+        if (!refill(last, error)) return last;
+    }
+}
+
+bool ResponseReader::refill(Piece& last, std::optional<Error>& error) {
+    IoResult r = transport_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
+    if (r.status == IoStatus::eof && framer_.complete_at_eof()) {
+        if (framer_.mode() == BodyFramer::Mode::until_close) framer_.start(BodyFramer::Mode::none);
+        last = Piece::end;
+        return false;
+    }
+    if (r.status != IoStatus::ok) {
+        error = body_read_error(r);
+        last = Piece::error;
+        return false;
+    }
+    have_ = r.bytes;
+    used_ = 0;
+    return true;
 }
 
 std::optional<Error> ResponseReader::read_whole_body(std::string& out, std::size_t limit) {

@@ -41,6 +41,9 @@ class ResponseReader {
     /// Appends the next decoded body bytes (at most one socket read's worth)
     /// to `out`; Piece::error sets `error`.
     Piece read_body_piece(std::string& out, std::optional<Error>& error);
+    /// The next run of decoded body bytes without a copy: `out` points into
+    /// the read buffer, valid until the next call on this reader.
+    Piece read_body_view(std::string_view& out, std::optional<Error>& error);
 
     bool any_response_byte() const noexcept { return any_response_byte_; }
     /// The whole request went out.
@@ -53,6 +56,9 @@ class ResponseReader {
 
   private:
     std::optional<Error> fill();  ///< reads more into buffer_ (head phase)
+    /// Reads the socket into buffer_ (body phase): false with the Piece that
+    /// ends the body (end, or error setting `error`) when there is nothing more.
+    bool refill(Piece& last, std::optional<Error>& error);
 
     // What every body read touches first, together (a stream's reader finds
     // them cold at each token); the head, read once, after them.

@@ -54,7 +54,11 @@ class ChunkSource {
     struct Piece {
         enum class Kind { data, end, error };
         Kind kind = Kind::end;
-        std::string bytes;           ///< data
+        std::string bytes;  ///< data
+        /// Data without a copy, instead of `bytes` when not empty: bytes the
+        /// source holds, valid until its next next() call (a source reading
+        /// on the consumer's thread hands out its read buffer).
+        std::string_view view;
         std::optional<Error> error;  ///< set exactly when kind == error
     };
     virtual ~ChunkSource() = default;
@@ -67,7 +71,8 @@ class ChunkSource {
     virtual void finish_after_done() noexcept {}
     virtual StreamStats stats() const { return {}; }
     /// The consumer is done with a data piece's bytes: a source may reuse the
-    /// storage for a later piece (no allocation per read). Default: dropped.
+    /// storage for a later piece (no allocation per read). Not called for a
+    /// view piece. Default: dropped.
     virtual void recycle(std::string&& bytes) noexcept { (void)bytes; }
     /// The response headers once the head arrived (lower-case names). Thread-safe.
     virtual Headers response_headers() const { return {}; }
