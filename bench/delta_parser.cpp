@@ -2,7 +2,9 @@
 // consumer's thread, in ns, for a real-sized OpenAI chunk (the fields
 // api.openai.com sends today), an Anthropic text delta and a Responses API
 // text delta; each with the fast reader of common events and through a
-// document. Single thread, the same events over and over (a steady stream).
+// document. Single thread, a steady stream: the OpenAI chunks in turn carry
+// different tokens and padding (as a stream's do: read from the stream's
+// chunk shape), and again in turn with two shapes (each chunk then scanned).
 
 #include <chrono>
 #include <cstdio>
@@ -13,8 +15,8 @@
 
 namespace {
 
-double ns_per_event(nous::llm::Provider provider, const nous::http::Event& event, bool fast,
-                    std::size_t rounds) {
+double ns_per_event(nous::llm::Provider provider, const std::vector<nous::http::Event>& events,
+                    bool fast, std::size_t rounds) {
     nous::llm::DeltaParser parser(provider);
     parser.use_fast_paths(fast);
     std::vector<nous::llm::Delta> out;
@@ -22,7 +24,7 @@ double ns_per_event(nous::llm::Provider provider, const nous::http::Event& event
     const auto t0 = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < rounds; ++i) {
         out.clear();
-        if (parser.parse(event, out)) return -1;
+        if (parser.parse(events[i % events.size()], out)) return -1;
         for (const auto& d : out) text += d.text.size();
     }
     const double ns =
@@ -31,14 +33,28 @@ double ns_per_event(nous::llm::Provider provider, const nous::http::Event& event
     return ns / static_cast<double>(rounds);
 }
 
+/// api.openai.com's token chunk with this token and padding.
+nous::http::Event openai_chunk(const char* token, const char* padding, bool fingerprint = true) {
+    nous::http::Event e;
+    e.data =
+        std::string(
+            R"({"id":"chatcmpl-BQ8nLkVbwOWtj5pQ2YGx0xR3uJm9s","object":"chat.completion.chunk","created":1745671234,)"
+            R"("model":"gpt-4o-mini-2024-07-18","service_tier":"default",)") +
+        (fingerprint ? R"("system_fingerprint":"fp_0392822090",)" : "") +
+        R"("choices":[{"index":0,"delta":{"content":")" + token +
+        R"("},"logprobs":null,"finish_reason":null}],"obfuscation":")" + padding + R"("})";
+    return e;
+}
+
 }  // namespace
 
 int main() {
-    nous::http::Event openai;
-    openai.data =
-        R"({"id":"chatcmpl-BQ8nLkVbwOWtj5pQ2YGx0xR3uJm9s","object":"chat.completion.chunk","created":1745671234,)"
-        R"("model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_0392822090",)"
-        R"("choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"obfuscation":"a1b2"})";
+    const std::vector<nous::http::Event> openai = {openai_chunk(" token", "a1b2"),
+                                                   openai_chunk(" next", "Zq"),
+                                                   openai_chunk(" one", "k3j4l5")};
+    // Two shapes in turn: neither is ever the last chunk's.
+    const std::vector<nous::http::Event> openai_two_shapes = {openai_chunk(" token", "a1b2"),
+                                                              openai_chunk(" next", "Zq", false)};
     nous::http::Event anthropic;
     anthropic.type = "content_block_delta";
     anthropic.data =
@@ -50,18 +66,21 @@ int main() {
     constexpr std::size_t rounds = 2'000'000;
     std::printf("# DeltaParser::parse, ns per event (single thread, %zu events each)\n", rounds);
     std::printf("%-40s %6s %8s\n", "event", "bytes", "ns");
-    std::printf("%-40s %6zu %8.0f\n", "openai chunk (fast reader)", openai.data.size(),
+    std::printf("%-40s %6zu %8.0f\n", "openai chunk (the stream's shape)", openai[0].data.size(),
                 ns_per_event(nous::llm::Provider::openai, openai, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "openai chunk (document read)", openai.data.size(),
+    std::printf("%-40s %6zu %8.0f\n", "openai chunk (two shapes: scanned)",
+                openai_two_shapes[0].data.size(),
+                ns_per_event(nous::llm::Provider::openai, openai_two_shapes, true, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "openai chunk (document read)", openai[0].data.size(),
                 ns_per_event(nous::llm::Provider::openai, openai, false, rounds));
     std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta", anthropic.data.size(),
-                ns_per_event(nous::llm::Provider::anthropic, anthropic, true, rounds));
+                ns_per_event(nous::llm::Provider::anthropic, {anthropic}, true, rounds));
     std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta (document read)", anthropic.data.size(),
-                ns_per_event(nous::llm::Provider::anthropic, anthropic, false, rounds));
+                ns_per_event(nous::llm::Provider::anthropic, {anthropic}, false, rounds));
     std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta", responses.data.size(),
-                ns_per_event(nous::llm::Provider::openai_responses, responses, true, rounds));
+                ns_per_event(nous::llm::Provider::openai_responses, {responses}, true, rounds));
     std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta (document)",
                 responses.data.size(),
-                ns_per_event(nous::llm::Provider::openai_responses, responses, false, rounds));
+                ns_per_event(nous::llm::Provider::openai_responses, {responses}, false, rounds));
     return 0;
 }

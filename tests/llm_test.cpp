@@ -1078,6 +1078,99 @@ TEST_CASE("the fast reader of Responses token events gives exactly the document 
     CHECK_FALSE(json.responses_delta(R"({"type":"response.completed","response":{}})", delta));
 }
 
+namespace {
+
+std::string describe(bool accepted, const nous::llm::detail::EventJson::OpenAIChunk& c) {
+    if (!accepted) return "refused";
+    auto field = [](bool has, std::string_view v) {
+        return has ? "[" + std::string(v) + "]" : std::string("-");
+    };
+    return field(c.has_content, c.content) + field(c.has_reasoning_content, c.reasoning_content) +
+           field(c.has_reasoning, c.reasoning) + field(c.has_finish_reason, c.finish_reason);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a stream's chunks of one shape are read from the shape, exactly as the scan reads them") {
+    using nous::llm::detail::EventJson;
+    // api.openai.com's token chunk: the content string and the root
+    // "obfuscation" padding are the holes of its shape.
+    const std::string head =
+        R"({"id":"chatcmpl-BQ8n","object":"chat.completion.chunk","created":1745671234,)"
+        R"("model":"gpt-4o-mini","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":)";
+    const std::string middle = R"(},"logprobs":null,"finish_reason":null}],"obfuscation":)";
+    auto chunk = [&](const std::string& content, const std::string& padding) {
+        return head + content + middle + padding + "}";
+    };
+    struct Case {
+        std::string text;
+        bool by_shape;  // read from the shape (else the scan decides)
+    };
+    const std::vector<Case> cases = {
+        {chunk(R"("Hello")", R"("x1")"), false},  // the first: its shape is kept
+        {chunk(R"(" world")", R"("abcdef")"), true},
+        {chunk(R"("")", R"("")"), true},
+        {chunk(R"("line\none \"q\" \u00e9")", R"("zz")"), true},
+        {chunk(R"("\ud83d\ude00")", R"("\u0041")"), true},
+        {chunk(R"("a\"}]}")", R"("p")"), true},  // bytes like the literal's, inside the string
+        // Not a string in a hole, or other bytes around one: the scan decides
+        // (and a plain chunk it takes becomes the shape: those come last).
+        {chunk(R"("a")", R"("p")") + "x", false},
+        {chunk("5", R"("p")"), false},
+        {chunk("null", R"("p")"), false},
+        {chunk(R"("a")", "7"), false},
+        {chunk(R"("a")", R"("p")") + " ", false},
+        {chunk(R"("a","content":"b")", R"("p")"), false},
+        {chunk(R"("a)", R"("p")"), false},
+        {chunk(R"("a")", R"("p","obfuscation":"q")"), false},
+        {head.substr(0, 60), false},
+        {chunk(R"("a\u0000b")", R"("p")"), false},
+        {chunk(R"("\ud800")", R"("p")"), false},
+        {chunk("\"bad\x01"
+               "control\"",
+               R"("p")"),
+         false},
+        {chunk(R"("a\x")", R"("p")"), false},
+        // A plain chunk the scan took (the last: the one with a second
+        // padding member) became the shape; this one's shape replaces it.
+        {chunk(R"("after the misses")", R"("p")"), false},
+        {chunk(R"("again")", R"("p2")"), true},
+        // A finish chunk is read by the scan and leaves the shape as it was.
+        {head.substr(0, head.size() - 11) + R"(},"logprobs":null,"finish_reason":"stop"}]})",
+         false},
+        {chunk(R"("still")", R"("p")"), true},
+        // Another plain shape (no padding) replaces it.
+        {R"({"id":"x","choices":[{"index":0,"delta":{"content":"one"}}]})", false},
+        {R"({"id":"x","choices":[{"index":0,"delta":{"content":"two"}}]})", true},
+        {chunk(R"("old shape")", R"("p")"), false},
+    };
+    EventJson stream_json;
+    DeltaParser fast(Provider::openai), document(Provider::openai);
+    document.use_fast_paths(false);
+    Accumulator fast_message, document_message;
+    for (const Case& c : cases) {
+        INFO(c.text);
+        EventJson::OpenAIChunk by_stream, by_scan;
+        EventJson fresh;  // no shape yet: always the scan
+        const bool accepted = stream_json.openai_chunk(c.text, by_stream);
+        CHECK(stream_json.last_read_by_shape() == c.by_shape);
+        CHECK(describe(accepted, by_stream) ==
+              describe(fresh.openai_chunk(c.text, by_scan), by_scan));
+        if (c.by_shape)
+            CHECK(points_into(by_stream.content, c.text) ==
+                  (c.text.find('\\') == std::string::npos));
+        // And a stream's deltas, event after event, are the document read's.
+        Event e;
+        e.data = c.text;
+        std::vector<Delta> a, b;
+        CHECK(fast.parse(e, a).has_value() == document.parse(e, b).has_value());
+        for (const Delta& d : a) fast_message.add(d);
+        for (const Delta& d : b) document_message.add(d);
+        CHECK(to_json(fast_message.result()) == to_json(document_message.result()));
+    }
+}
+
 TEST_CASE("the OpenAI chunk reader takes the common chunks itself, with views into the text") {
     // If it refused these, every token would go to the document read: the
     // deltas would be the same (the tests comparing the two readers pass

@@ -15,6 +15,8 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
+#include <functional>
+
 #include "json_scan.hpp"
 
 namespace nous::llm::detail {
@@ -194,6 +196,12 @@ class OpenAIChunkReader {
 
     bool value_string(std::string_view v) {
         if (depth_ == 0) return false;
+        if (depth_ == 1 && key_ == "obfuscation" && !obfuscation_seen_) {
+            // OpenAI's random padding, a new value in every chunk: where it
+            // is, for the chunk's shape (EventJson::remember_shape).
+            obfuscation_seen_ = true;
+            obfuscation_ = v;
+        }
         if (depth_ == 1 && key_ == "object" && v == "error") return false;  // vLLM's error shape
         if (depth_ == 1 && (key_ == "error" || key_ == "usage")) return false;
         if (depth_ == 2 && place_ == Place::choices) return false;
@@ -245,6 +253,8 @@ class OpenAIChunkReader {
 
   public:
     bool ok_ = true;
+    bool obfuscation_seen_ = false;
+    std::string_view obfuscation_;  ///< the first root "obfuscation" string
 };
 
 /// The reader of the common Anthropic token event (EventJson::anthropic_delta):
@@ -430,11 +440,100 @@ class ResponsesDeltaReader {
 }  // namespace
 
 bool EventJson::openai_chunk(std::string_view text, OpenAIChunk& out) {
+    read_by_shape_ = shape_.holes != 0 && openai_chunk_by_shape(text, out);
+    if (read_by_shape_) return true;
     out = {};
     OpenAIChunkReader handler(out);
     // No copy of the chunk: the views point into `text`, or into the scratch
     // buffer for a string with an escape. The handler stops at 8 levels.
-    return scan_strict_json(text, unescaped_, handler) && handler.ok_;
+    if (!scan_strict_json(text, unescaped_, handler) || !handler.ok_) return false;
+    remember_shape(text, out, handler.obfuscation_seen_, handler.obfuscation_);
+    return true;
+}
+
+namespace {
+
+/// Where `view` starts in `text` as a string token's value read in place
+/// (the opening quote is one byte before it), or npos when it is not one.
+std::size_t token_at(std::string_view view, std::string_view text) {
+    // std::less: a view into the scratch buffer is compared with the text too.
+    const std::less<const char*> before;
+    if (before(view.data(), text.data() + 1) ||
+        !before(view.data() + view.size(), text.data() + text.size()))
+        return std::string_view::npos;
+    const auto at = static_cast<std::size_t>(view.data() - text.data()) - 1;
+    if (text[at] != '"' || text[at + 1 + view.size()] != '"') return std::string_view::npos;
+    return at;
+}
+
+}  // namespace
+
+void EventJson::remember_shape(std::string_view text, const OpenAIChunk& read, bool has_obfuscation,
+                               std::string_view obfuscation) {
+    // Only a plain token chunk, of bounded size, whose content was read in
+    // place (an escaped one has no token extent here: the next chunk will do).
+    if (!read.has_content || read.has_reasoning_content || read.has_reasoning ||
+        read.has_finish_reason || text.size() > kMaxShape)
+        return;
+    struct Hole {
+        std::size_t at, size;
+        bool content;
+    };
+    Hole holes[2];
+    int count = 0;
+    const std::size_t content_at = token_at(read.content, text);
+    if (content_at == std::string_view::npos) return;
+    holes[count++] = {content_at, read.content.size() + 2, true};
+    const std::size_t padding_at =
+        has_obfuscation ? token_at(obfuscation, text) : std::string_view::npos;
+    if (padding_at != std::string_view::npos) {
+        holes[count++] = {padding_at, obfuscation.size() + 2, false};
+        if (holes[1].at < holes[0].at) std::swap(holes[0], holes[1]);
+    }
+    shape_.literal.clear();
+    std::size_t from = 0;
+    for (int h = 0; h < count; ++h) {
+        shape_.literal.append(text.substr(from, holes[h].at - from));
+        shape_.hole_at[h] = shape_.literal.size();
+        if (holes[h].content) shape_.content_hole = h;
+        from = holes[h].at + holes[h].size;
+    }
+    shape_.literal.append(text.substr(from));
+    shape_.holes = count;
+}
+
+bool EventJson::openai_chunk_by_shape(std::string_view text, OpenAIChunk& out) {
+    // text must be the shape's literal bytes with a string token in each
+    // hole. Such a text scans as the chunk the shape was cut from did, call
+    // for call, but for the holes' String() values, which the reader keeps
+    // (the content) or ignores (the padding) whatever they are: so its
+    // reading is that chunk's with this content. A string token's extent is
+    // its own bytes' (up to the first unescaped quote), so the literal bytes
+    // after it are compared where they must be.
+    struct NoCalls {};
+    NoCalls none;
+    StrictJsonScanner<NoCalls> scanner(text, unescaped_, none);
+    const char* t = text.data();
+    const char* const end = t + text.size();
+    const char* const literal = shape_.literal.data();
+    std::size_t from = 0;
+    std::string_view content;
+    for (int h = 0; h < shape_.holes; ++h) {
+        const std::size_t n = shape_.hole_at[h] - from;
+        if (static_cast<std::size_t>(end - t) < n || std::memcmp(t, literal + from, n) != 0)
+            return false;
+        std::string_view value;
+        if (!(t = scanner.string_token(t + n, value))) return false;
+        if (h == shape_.content_hole) content = value;
+        from = shape_.hole_at[h];
+    }
+    const std::size_t rest = shape_.literal.size() - from;
+    if (static_cast<std::size_t>(end - t) != rest || std::memcmp(t, literal + from, rest) != 0)
+        return false;
+    out = {};
+    out.has_content = true;
+    out.content = content;
+    return true;
 }
 
 bool EventJson::anthropic_delta(std::string_view text, std::string_view event_type,

@@ -44,6 +44,9 @@ class EventJson {
         std::string_view finish_reason;
     };
     bool openai_chunk(std::string_view text, OpenAIChunk& out);
+    /// Whether the last openai_chunk() read the chunk from the stream's
+    /// chunk shape (below) rather than by a scan: for tests.
+    bool last_read_by_shape() const noexcept { return read_by_shape_; }
 
     /// A token event's text, and whether it is reasoning: what the
     /// Anthropic and Responses readers below find.
@@ -87,6 +90,23 @@ class EventJson {
     void copy_padded(std::string_view text);
     /// The fast readers' strings that have an escape, decoded (capacity kept).
     std::string unescaped_;
+
+    /// The shape of a stream's token chunks: they repeat their bytes but for
+    /// the content string (and OpenAI's random "obfuscation" padding string).
+    /// The last plain token chunk the reader took, without those strings'
+    /// tokens (the holes); a chunk that is these bytes with a string in each
+    /// hole is read without the scan. Kept for chunks up to kMaxShape bytes.
+    struct ChunkShape {
+        std::string literal;
+        std::size_t hole_at[2] = {0, 0};  ///< where each hole is in `literal`
+        int holes = 0;                    ///< 0: no shape yet
+        int content_hole = 0;
+    } shape_;
+    bool read_by_shape_ = false;
+    static constexpr std::size_t kMaxShape = 1024;
+    void remember_shape(std::string_view text, const OpenAIChunk& read, bool has_obfuscation,
+                        std::string_view obfuscation);
+    bool openai_chunk_by_shape(std::string_view text, OpenAIChunk& out);
 };
 
 }  // namespace nous::llm::detail

@@ -54,6 +54,15 @@ class StrictJsonScanner {
         return p && skip_space(p) == end_;
     }
 
+    /// One string token of the subset at `p` (inside the text, at its opening
+    /// quote or not): past its closing quote, with `out` its value (unescaped
+    /// into the scratch buffer, as scan() does); nullptr when it is none.
+    /// The handler is not called (any type will do when only this is used).
+    const char* string_token(const char* p, std::string_view& out) {
+        if (p == end_ || *p != '"') return nullptr;
+        return string(p, out);
+    }
+
   private:
     // Each step takes the cursor and returns it moved past what it read, or
     // nullptr to refuse. The cursor is never a member nor passed by

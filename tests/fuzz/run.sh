@@ -21,9 +21,11 @@ declare -A seeds=(
 # Tokens a target's mutations should know (libFuzzer dictionaries).
 declare -A dicts=(
   [fuzz_json_scan]="$here/json.dict"
+  [fuzz_chunk_shape]="$here/json.dict"
 )
 for target in fuzz_http1_response fuzz_sse_decoder fuzz_ndjson_decoder fuzz_json_array_decoder fuzz_raw_decoder \
-              fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit fuzz_json_scan; do
+              fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit fuzz_json_scan \
+              fuzz_chunk_shape; do
   work=$(mktemp -d)
   log=$(mktemp)
   # New inputs go to a scratch corpus: the checked-in one changes only by hand.
