@@ -549,42 +549,40 @@ bool EventJson::responses_delta(std::string_view text, TextDelta& out) {
     return scan_strict_json(text, unescaped_, handler) && handler.finish();
 }
 
-void EventJson::copy_padded(std::string_view text) {
-    // RapidJSON's SSE2 scans read whole aligned 16-byte blocks, up to 15 bytes
-    // past the terminating NUL: they must stay inside our buffer (the fuzz
-    // target, under AddressSanitizer, caught the read past its end).
-    text_.assign(text);
-    text_.append(kScanPadding, '\0');
-}
-
-EventJson::EventJson()
-    : values_(value_buffer_, sizeof value_buffer_), stacks_(stack_buffer_, sizeof stack_buffer_) {}
+EventJson::EventJson() = default;
+EventJson::~EventJson() = default;
 
 const rapidjson::Value* EventJson::parse(std::string_view text, std::string& error) {
+    if (!document_) document_ = std::make_unique<DocumentParts>();
+    DocumentParts& parts = *document_;
     // Last event's values and stacks go; the first blocks (ours) stay.
-    document_.reset();
-    values_.Clear();
-    stacks_.Clear();
-    document_.emplace(&values_, 256, &stacks_);
+    parts.document.reset();
+    parts.values.Clear();
+    parts.stacks.Clear();
+    parts.document.emplace(&parts.values, 256, &parts.stacks);
     // A NUL inside the text would end an in-place parse early: such text is
     // not JSON anyway, and the offset says where.
     if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
         error = "invalid JSON at offset " + std::to_string(nul) + ": a NUL byte";
         return nullptr;
     }
-    copy_padded(text);
-    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Pool> reader(&stacks_, 256);
+    // RapidJSON's SSE2 scans read whole aligned 16-byte blocks, up to 15 bytes
+    // past the terminating NUL: they must stay inside our buffer (the fuzz
+    // target, under AddressSanitizer, caught the read past its end).
+    parts.text.assign(text);
+    parts.text.append(kScanPadding, '\0');
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Pool> reader(&parts.stacks, 256);
     bool too_deep = false;
     rapidjson::ParseResult result;
     auto parse_into = [&](auto& handler) {
         DepthGuard<std::remove_reference_t<decltype(handler)>> guard{handler, max_depth};
-        rapidjson::InsituStringStream input(text_.data());
+        rapidjson::InsituStringStream input(parts.text.data());
         result = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag>(input,
                                                                                             guard);
         too_deep = guard.too_deep;
         return !result.IsError();
     };
-    document_->Populate(parse_into);
+    parts.document->Populate(parse_into);
     if (too_deep) {
         error = "JSON nested deeper than " + std::to_string(max_depth) + " levels";
         return nullptr;
@@ -594,7 +592,7 @@ const rapidjson::Value* EventJson::parse(std::string_view text, std::string& err
                 rapidjson::GetParseError_En(result.Code());
         return nullptr;
     }
-    return &*document_;
+    return &*parts.document;
 }
 
 }  // namespace nous::llm::detail

@@ -1,14 +1,15 @@
 #pragma once
 // One stream event's JSON, parsed into a document that is reused from event
 // to event (nous_llm internal): its allocator's first block and the parse
-// stacks live in the parser, so that a steady stream of small events parses
-// with no allocation; the text is parsed in place in a copy the parser keeps
-// (one memcpy instead of a copy of every string); and the depth limit is
-// enforced while parsing (the parser is iterative and stops at the limit)
-// instead of by a scan before it.
+// stacks live with it, made at the first event the fast readers below do
+// not take, so that a steady stream of small events parses with no
+// allocation (and a stream they take whole never makes them); the text is parsed in place in a copy
+// the parser keeps (one memcpy instead of a copy of every string); and the depth limit is enforced
+// while parsing (the parser is iterative and stops at the limit) instead of by a scan before it.
 
 #include <rapidjson/document.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@ class EventJson {
     static constexpr std::size_t max_depth = 256;
 
     EventJson();
+    ~EventJson();
     EventJson(const EventJson&) = delete;
     EventJson& operator=(const EventJson&) = delete;
 
@@ -73,21 +75,27 @@ class EventJson {
     using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;
     // Sized for a token's event in any format (the fixtures' largest token
     // events take ~650 bytes of values and ~850 of stack): a larger event
-    // takes one more block, freed at the next parse. Every stream has a
-    // parser, and the pool writes a header at the start of each buffer, so
-    // 8 + 4 KB here kept three pages resident per stream; this is one.
+    // takes one more block, freed at the next parse. The pool writes a
+    // header at the start of each buffer, so these pages are resident from
+    // the moment the parts are made: only at the first document read (an
+    // OpenAI stream of plain chunks, read by the fast reader and its shape,
+    // never makes them: 3.6 KB a stream).
     static constexpr std::size_t kValueBlock = 2048, kStackBlock = 1536;
-    alignas(8) char value_buffer_[kValueBlock];
-    alignas(8) char stack_buffer_[kStackBlock];
-    Pool values_;
-    Pool stacks_;
-    std::optional<Document> document_;
-    /// The event's bytes, copied: parsed in place, so that strings are not
-    /// copied again (the document's strings point here until the next parse).
-    std::string text_;
+    struct DocumentParts {
+        DocumentParts()
+            : values(value_buffer, sizeof value_buffer),
+              stacks(stack_buffer, sizeof stack_buffer) {}
+        alignas(8) char value_buffer[kValueBlock];
+        alignas(8) char stack_buffer[kStackBlock];
+        Pool values;
+        Pool stacks;
+        std::optional<Document> document;
+        /// The event's bytes, copied: parsed in place, so that strings are not
+        /// copied again (the document's strings point here until the next parse).
+        std::string text;
+    };
+    std::unique_ptr<DocumentParts> document_;
     static constexpr std::size_t kScanPadding = 16;
-    /// `text` into text_, NUL-terminated and padded for the SIMD scans.
-    void copy_padded(std::string_view text);
     /// The fast readers' strings that have an escape, decoded (capacity kept).
     std::string unescaped_;
 

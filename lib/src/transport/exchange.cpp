@@ -126,33 +126,20 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out,
         if (used_ < have_) {
             std::size_t before = out.size();
             used_ += framer_.feed(buffer_ + used_, have_ - used_, out);
-            if (framer_.failed()) {
-                error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
-                return Piece::error;
-            }
+            if (framer_.failed()) return framing_error(error);
             if (out.size() > before) return Piece::data;
             continue;
         }
         // Body bytes with no framing before them (a Content-Length body, or
         // inside a large chunk) are read straight into `out`: no copy. Small
         // remainders go through the buffer: one read then serves many chunks.
-        const std::uint64_t direct = framer_.direct_read_limit();
-        if (direct >= 16384 && framer_.mode() != BodyFramer::Mode::until_close) {
+        if (const std::size_t want = direct_read_size()) {
             const std::size_t before = out.size();
-            // Up to 256 KiB per read: fewer hand-offs between a stream's reader and consumer.
-            constexpr std::size_t max_piece = limits::io_piece_bytes;
-            const std::size_t want =
-                static_cast<std::size_t>(std::min<std::uint64_t>(direct, max_piece));
             out.resize(before + want);
-            IoResult r =
-                transport_.read_some(out.data() + before, want, params_.deadlines, params_.cancel);
-            out.resize(before + (r.status == IoStatus::ok ? r.bytes : 0));
-            if (r.status != IoStatus::ok) {
-                error = body_read_error(r);
-                return Piece::error;
-            }
-            framer_.direct_received(r.bytes);
-            return Piece::data;
+            std::size_t got = 0;
+            const bool ok = read_direct(out.data() + before, want, got, error);
+            out.resize(before + got);
+            return ok ? Piece::data : Piece::error;
         }
         Piece last;
         if (!refill(last, error)) return last;
@@ -165,16 +152,47 @@ ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out,
         if (framer_.done()) return Piece::end;
         if (used_ < have_) {
             used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
-            if (framer_.failed()) {
-                error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
-                return Piece::error;
-            }
+            if (framer_.failed()) return framing_error(error);
             if (!out.empty()) return Piece::data;
             continue;
+        }
+        // A large run of data: read into a buffer of its own, up to 256 KiB
+        // at a time (the read buffer would take four reads for it).
+        if (const std::size_t want = direct_read_size()) {
+            if (direct_buffer_.size() < want) direct_buffer_.resize(want);
+            std::size_t got = 0;
+            if (!read_direct(direct_buffer_.data(), want, got, error)) return Piece::error;
+            out = std::string_view(direct_buffer_.data(), got);
+            return Piece::data;
         }
         Piece last;
         if (!refill(last, error)) return last;
     }
+}
+
+ResponseReader::Piece ResponseReader::framing_error(std::optional<Error>& error) const {
+    error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
+    return Piece::error;
+}
+
+std::size_t ResponseReader::direct_read_size() const noexcept {
+    if (used_ < have_ || framer_.mode() == BodyFramer::Mode::until_close) return 0;
+    const std::uint64_t direct = framer_.direct_read_limit();
+    // Up to 256 KiB per read: fewer hand-offs between a stream's reader and consumer.
+    if (direct < 16384) return 0;
+    return static_cast<std::size_t>(std::min<std::uint64_t>(direct, limits::io_piece_bytes));
+}
+
+bool ResponseReader::read_direct(char* into, std::size_t want, std::size_t& got,
+                                 std::optional<Error>& error) {
+    IoResult r = transport_.read_some(into, want, params_.deadlines, params_.cancel);
+    if (r.status != IoStatus::ok) {
+        error = body_read_error(r);
+        return false;
+    }
+    framer_.direct_received(r.bytes);
+    got = r.bytes;
+    return true;
 }
 
 bool ResponseReader::refill(Piece& last, std::optional<Error>& error) {

@@ -59,6 +59,13 @@ class ResponseReader {
     /// Reads the socket into buffer_ (body phase): false with the Piece that
     /// ends the body (end, or error setting `error`) when there is nothing more.
     bool refill(Piece& last, std::optional<Error>& error);
+    /// The framer failed: a protocol error.
+    Piece framing_error(std::optional<Error>& error) const;
+    /// How many body bytes to read straight into the caller's storage now (a
+    /// large run of data with no framing before it), or 0.
+    std::size_t direct_read_size() const noexcept;
+    /// That read: false with `error` set when it failed.
+    bool read_direct(char* into, std::size_t want, std::size_t& got, std::optional<Error>& error);
 
     // What every body read touches first, together (a stream's reader finds
     // them cold at each token); the head, read once, after them.
@@ -75,6 +82,7 @@ class ResponseReader {
     bool stale_connection_ = false;
     Clock::time_point first_byte_{};
     ResponseHead head_;
+    std::string direct_buffer_;  ///< read_body_view's large reads (sized on first use)
 };
 
 }  // namespace nous::http::detail
