@@ -1144,6 +1144,11 @@ TEST_CASE(
         {R"({"id":"x","choices":[{"index":0,"delta":{"content":"one"}}]})", false},
         {R"({"id":"x","choices":[{"index":0,"delta":{"content":"two"}}]})", true},
         {chunk(R"("old shape")", R"("p")"), false},
+        // A chunk with usage is no shape: its usage would be lost.
+        {R"({"choices":[{"index":0,"delta":{"content":"u1"}}],"usage":{"prompt_tokens":1}})",
+         false},
+        {R"({"choices":[{"index":0,"delta":{"content":"u2"}}],"usage":{"prompt_tokens":1}})",
+         false},
     };
     EventJson stream_json;
     DeltaParser fast(Provider::openai), document(Provider::openai);
@@ -1211,10 +1216,24 @@ TEST_CASE("the OpenAI chunk reader takes the common chunks itself, with views in
     CHECK(chunk.has_finish_reason);
     CHECK(chunk.finish_reason == "stop");
 
+    // The last chunk when the request asks for usage: read too, so that a
+    // stream of plain chunks never needs a document.
+    const std::string usage =
+        R"({"id":"c","choices":[],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,)"
+        R"("prompt_tokens_details":{"cached_tokens":3,"audio_tokens":0},)"
+        R"("completion_tokens_details":{"reasoning_tokens":4,"audio_tokens":0}},"obfuscation":"x"})";
+    REQUIRE(json.openai_chunk(usage, chunk));
+    CHECK(chunk.has_usage);
+    CHECK(chunk.input_tokens == 19);
+    CHECK(chunk.output_tokens == 10);
+    CHECK(chunk.cached_input_tokens == 3);
+    CHECK(chunk.reasoning_tokens == 4);
+    CHECK_FALSE(chunk.has_content);
+
     // Shapes it leaves to the document read.
     for (const char* other : {
              R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t"}]}}]})",
-             R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}})",
+             R"({"choices":[],"usage":"x"})",
              R"({"choices":[{"index":0,"delta":{"content":"x"}}],"created":1e9})",
              R"({"error":{"message":"boom"}})",
              R"({"choices":[{"index":0,"delta":{"content":"x"}}]} trailing)",
@@ -1330,6 +1349,31 @@ TEST_CASE("the fast reader of OpenAI chunks gives exactly the document read's de
             R"({"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[{"token":"x"}]}}]})",
             R"({"choices":[],"usage":null})",
             R"({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}})",
+            // Usage: the first of every key counts, whatever its value (a
+            // count beside the details: the message shows usage only then).
+            R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":3,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":4,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"obfuscation":"x"})",
+            R"({"choices":[],"usage":null,"usage":{"prompt_tokens":1}})",
+            R"({"usage":{"prompt_tokens":1},"usage":{"prompt_tokens":2,"completion_tokens":3}})",
+            R"({"usage":{"prompt_tokens":"5","prompt_tokens":6}})",
+            R"({"usage":{"prompt_tokens":1.5,"completion_tokens":2}})",
+            R"({"usage":{"prompt_tokens":{"a":1},"prompt_tokens":7}})",
+            R"({"usage":{"prompt_tokens":[1],"prompt_tokens":7,"completion_tokens":[],"completion_tokens":8}})",
+            R"({"usage":{"prompt_tokens":null,"completion_tokens":-3}})",
+            R"({"usage":{"prompt_tokens":true,"prompt_tokens":4}})",
+            R"({"usage":{"completion_tokens":1,"prompt_tokens_details":null,"prompt_tokens_details":{"cached_tokens":2}}})",
+            R"({"usage":{"completion_tokens":1,"prompt_tokens_details":[1],"prompt_tokens_details":{"cached_tokens":2}}})",
+            R"({"usage":{"completion_tokens":1,"prompt_tokens_details":"x","completion_tokens_details":5,"completion_tokens_details":{"reasoning_tokens":1}}})",
+            R"({"usage":{"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":1},"prompt_tokens_details":{"cached_tokens":2}}})",
+            R"({"usage":{"completion_tokens":1,"completion_tokens_details":{"cached_tokens":5,"reasoning_tokens":6},"prompt_tokens_details":{"reasoning_tokens":7,"cached_tokens":8}}})",
+            R"({"usage":{"completion_tokens":1,"x":{"prompt_tokens":9},"prompt_tokens_details":{"y":{"cached_tokens":9}}}})",
+            R"({"usage":{"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":"a","cached_tokens":3}}})",
+            R"({"usage":{"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":[2],"cached_tokens":3}}})",
+            R"({"choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1}})",
+            R"({"choices":[{"index":0,"delta":{},"usage":{"prompt_tokens":1}}]})",
+            R"({"choices":[],"usage":{}})",
+            R"({"usage":5})",
+            R"({"usage":[1]})",
+            R"({"usage":{"prompt_tokens":9223372036854775807}})",
             R"({"error":null,"choices":[{"index":0,"delta":{"content":"e"}}]})",
             R"({"object":"error","message":"boom"})",
             R"({"choices":{"index":0}})",

@@ -156,6 +156,12 @@ void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
         d.end_of_message = true;
         any = true;
     }
+    if (chunk.has_usage) {
+        d.input_tokens = chunk.input_tokens;
+        d.output_tokens = chunk.output_tokens;
+        d.cached_input_tokens = chunk.cached_input_tokens;
+        d.reasoning_tokens = chunk.reasoning_tokens;
+    }
     if (!any && !adds_something(d)) out.pop_back();
 }
 

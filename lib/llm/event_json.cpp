@@ -95,17 +95,45 @@ class OpenAIChunkReader {
             place_ = Place::delta;
             return true;
         }
+        if (at == 1 && place_ == Place::root && key_ == "usage") {
+            // Only the first "usage" counts (a document read finds the
+            // first); a later one is skipped like any member.
+            if (usage_.seen) return true;
+            usage_.seen = true;
+            out_.has_usage = true;
+            place_ = Place::usage;
+            return true;
+        }
+        if (at == 2 && place_ == Place::usage) {
+            Usage::Seen* details = usage_details(key_);
+            if (details && !details->seen) {
+                details->seen = true;
+                usage_.in = details;
+                place_ = Place::usage_details;
+                return true;
+            }
+        }
+        if (place_ == Place::usage || place_ == Place::usage_details) {
+            usage_member(at, nullptr);
+            return true;  // any other object in the usage: not read
+        }
         return unknown_container();
     }
     bool EndObject(std::uint32_t) {
         --depth_;
         if (depth_ == 3 && place_ == Place::delta) place_ = Place::choice;
         if (depth_ == 2 && place_ == Place::choice) end_choice();
+        if (depth_ == 2 && place_ == Place::usage_details) place_ = Place::usage;
+        if (depth_ == 1 && place_ == Place::usage) place_ = Place::root;
         return true;
     }
     bool StartArray() {
         const std::size_t at = depth_++;
         if (depth_ > 8 || at == 0) return false;  // the root must be an object
+        if (place_ == Place::usage || place_ == Place::usage_details) {
+            usage_member(at, nullptr);
+            return true;  // an array in the usage: not read
+        }
         if (at == 1 && key_ == "choices" && place_ == Place::root && first_choices_) {
             place_ = Place::choices;
             return true;
@@ -119,7 +147,7 @@ class OpenAIChunkReader {
     }
 
   private:
-    enum class Place { root, choices, choice, delta, skipped };
+    enum class Place { root, choices, choice, delta, usage, usage_details, skipped };
     enum class Kind { null, other };
 
     bool start_choice() {
@@ -164,6 +192,7 @@ class OpenAIChunkReader {
     }
 
     bool integer(std::int64_t v) {
+        usage_member(depth_, &v);
         if (depth_ == 3 && place_ == Place::choice && key_ == "index") {
             if (!choice_.index_seen) choice_.index_nonzero = v != 0;
             choice_.index_seen = true;
@@ -174,6 +203,11 @@ class OpenAIChunkReader {
 
     bool scalar(Kind kind) {
         if (depth_ == 0) return false;  // the root is not an object
+        usage_member(depth_, nullptr);  // not an integer: still the first of its key
+        if (depth_ == 1 && key_ == "usage" && kind == Kind::null) {
+            usage_.seen = true;  // "usage": null first: a later object is not read
+            return true;
+        }
         if (depth_ == 1 && (key_ == "error" || key_ == "usage")) return kind == Kind::null;
         if (depth_ == 2 && place_ == Place::choices)
             return false;  // a choice that is not an object
@@ -196,6 +230,7 @@ class OpenAIChunkReader {
 
     bool value_string(std::string_view v) {
         if (depth_ == 0) return false;
+        usage_member(depth_, nullptr);
         if (depth_ == 1 && key_ == "obfuscation" && !obfuscation_seen_) {
             // OpenAI's random padding, a new value in every chunk: where it
             // is, for the chunk's shape (EventJson::remember_shape).
@@ -243,6 +278,47 @@ class OpenAIChunkReader {
         bool finish_seen = false, has_finish = false;
         std::string_view content, reasoning_content, reasoning, finish;
     };
+
+    struct Usage {
+        struct Seen {
+            bool seen = false;
+        };
+        bool seen = false;
+        Seen prompt, completion, cached, reasoning;  ///< the counts
+        Seen input, output;                          ///< the two details objects
+        Seen* in = nullptr;                          ///< the details object being read
+    };
+    Usage usage_;
+
+    /// A member of the usage object (at depth 2) or of its details object
+    /// (3), whatever its value: its key is seen from now on (a document read
+    /// finds the first of each). An integer that is the first of a count is kept.
+    void usage_member(std::size_t at, const std::int64_t* integer) {
+        Usage::Seen* seen = nullptr;
+        std::optional<std::int64_t>* into = nullptr;
+        if (at == 2 && place_ == Place::usage) {
+            if (key_ == "prompt_tokens") {
+                seen = &usage_.prompt, into = &out_.input_tokens;
+            } else if (key_ == "completion_tokens") {
+                seen = &usage_.completion, into = &out_.output_tokens;
+            } else if (Usage::Seen* details = usage_details(key_)) {
+                details->seen = true;
+            }
+        } else if (at == 3 && place_ == Place::usage_details) {
+            if (usage_.in == &usage_.input && key_ == "cached_tokens")
+                seen = &usage_.cached, into = &out_.cached_input_tokens;
+            else if (usage_.in == &usage_.output && key_ == "reasoning_tokens")
+                seen = &usage_.reasoning, into = &out_.reasoning_tokens;
+        }
+        if (!seen || seen->seen) return;
+        seen->seen = true;
+        if (integer) *into = *integer;
+    }
+    Usage::Seen* usage_details(std::string_view key) {
+        if (key == "prompt_tokens_details") return &usage_.input;
+        if (key == "completion_tokens_details") return &usage_.output;
+        return nullptr;
+    }
 
     EventJson::OpenAIChunk& out_;
     std::size_t depth_ = 0;
@@ -473,7 +549,7 @@ void EventJson::remember_shape(std::string_view text, const OpenAIChunk& read, b
     // Only a plain token chunk, of bounded size, whose content was read in
     // place (an escaped one has no token extent here: the next chunk will do).
     if (!read.has_content || read.has_reasoning_content || read.has_reasoning ||
-        read.has_finish_reason || text.size() > kMaxShape)
+        read.has_finish_reason || read.has_usage || text.size() > kMaxShape)
         return;
     struct Hole {
         std::size_t at, size;

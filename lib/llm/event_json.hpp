@@ -9,6 +9,7 @@
 
 #include <rapidjson/document.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,8 +33,8 @@ class EventJson {
 
     /// The common OpenAI-compatible token chunk, read without a document:
     /// the first choice's delta content and reasoning (reasoning_content, else
-    /// reasoning) and its finish reason. False for anything else (tool calls,
-    /// usage, an error, reasoning details, malformed or deep JSON): the caller
+    /// reasoning), its finish reason, and the usage object's counts. False for
+    /// anything else (tool calls, an error, reasoning details, malformed or deep JSON): the caller
     /// then parses a document, which reads every shape. Views point into
     /// `text` (or, for a string with an escape, into this parser) and are
     /// valid until the next call and while `text` lives.
@@ -44,6 +45,10 @@ class EventJson {
         std::string_view reasoning_content, reasoning;
         bool has_finish_reason = false;
         std::string_view finish_reason;
+        /// A root "usage" object (the last chunk with stream_options.include_usage).
+        bool has_usage = false;
+        std::optional<std::int64_t> input_tokens, output_tokens, cached_input_tokens,
+            reasoning_tokens;
     };
     bool openai_chunk(std::string_view text, OpenAIChunk& out);
     /// Whether the last openai_chunk() read the chunk from the stream's
