@@ -19,6 +19,7 @@
 #include "nous/http/testing.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "openai_chunk_check.hpp"
 
 using namespace nous::llm;
 using nous::http::ErrorCode;
@@ -1078,19 +1079,6 @@ TEST_CASE("the fast reader of Responses token events gives exactly the document 
     CHECK_FALSE(json.responses_delta(R"({"type":"response.completed","response":{}})", delta));
 }
 
-namespace {
-
-std::string describe(bool accepted, const nous::llm::detail::EventJson::OpenAIChunk& c) {
-    if (!accepted) return "refused";
-    auto field = [](bool has, std::string_view v) {
-        return has ? "[" + std::string(v) + "]" : std::string("-");
-    };
-    return field(c.has_content, c.content) + field(c.has_reasoning_content, c.reasoning_content) +
-           field(c.has_reasoning, c.reasoning) + field(c.has_finish_reason, c.finish_reason);
-}
-
-}  // namespace
-
 TEST_CASE(
     "a stream's chunks of one shape are read from the shape, exactly as the scan reads them") {
     using nous::llm::detail::EventJson;
@@ -1160,8 +1148,8 @@ TEST_CASE(
         EventJson fresh;  // no shape yet: always the scan
         const bool accepted = stream_json.openai_chunk(c.text, by_stream);
         CHECK(stream_json.last_read_by_shape() == c.by_shape);
-        CHECK(describe(accepted, by_stream) ==
-              describe(fresh.openai_chunk(c.text, by_scan), by_scan));
+        CHECK(nous::test::describe_chunk(accepted, by_stream) ==
+              nous::test::describe_chunk(fresh.openai_chunk(c.text, by_scan), by_scan));
         if (c.by_shape)
             CHECK(points_into(by_stream.content, c.text) ==
                   (c.text.find('\\') == std::string::npos));

@@ -10,21 +10,9 @@
 
 #include "fuzz_support.hpp"
 #include "llm/event_json.hpp"
-
-namespace {
+#include "openai_chunk_check.hpp"
 
 using nous::llm::detail::EventJson;
-
-std::string describe(bool accepted, const EventJson::OpenAIChunk& c) {
-    if (!accepted) return "refused";
-    auto field = [](bool has, std::string_view v) {
-        return has ? "[" + std::string(v) + "]" : std::string("-");
-    };
-    return field(c.has_content, c.content) + field(c.has_reasoning_content, c.reasoning_content) +
-           field(c.has_reasoning, c.reasoning) + field(c.has_finish_reason, c.finish_reason);
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -40,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         EventJson fresh;
         EventJson::OpenAIChunk by_stream, by_scan;
         const bool accepted = stream.openai_chunk(text, by_stream);
-        nous::fuzz::require(describe(accepted, by_stream) ==
-                            describe(fresh.openai_chunk(text, by_scan), by_scan));
+        nous::fuzz::require(nous::test::describe_chunk(accepted, by_stream) ==
+                            nous::test::describe_chunk(fresh.openai_chunk(text, by_scan), by_scan));
     }
     return 0;
 }
