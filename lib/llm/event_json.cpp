@@ -192,7 +192,10 @@ class OpenAIChunkReader {
     }
 
     bool integer(std::int64_t v) {
-        usage_member(depth_, &v);
+        if (place_ == Place::usage || place_ == Place::usage_details) {
+            usage_member(depth_, &v);
+            return true;
+        }
         if (depth_ == 3 && place_ == Place::choice && key_ == "index") {
             if (!choice_.index_seen) choice_.index_nonzero = v != 0;
             choice_.index_seen = true;
@@ -333,11 +336,6 @@ class OpenAIChunkReader {
     std::string_view obfuscation_;  ///< the first root "obfuscation" string
 };
 
-/// The reader of the common Anthropic token event (EventJson::anthropic_delta):
-/// a content_block_delta whose delta is a text_delta or a thinking_delta.
-/// Stricter than the document read where that costs nothing: a second
-/// "type", "delta", "text" or "thinking" where it looks, or one of them that
-/// is not what it should be, stops it, and the document read decides.
 /// A string member the Anthropic and Responses readers look at: kept the
 /// first time; a second one stops the reader (the document read takes the
 /// first, whatever it is, and decides).
@@ -348,6 +346,11 @@ bool first_string(bool& seen, std::string_view& slot, std::string_view v) {
     return true;
 }
 
+/// The reader of the common Anthropic token event (EventJson::anthropic_delta):
+/// a content_block_delta whose delta is a text_delta or a thinking_delta.
+/// Stricter than the document read where that costs nothing: a second
+/// "type", "delta", "text" or "thinking" where it looks, or one of them that
+/// is not what it should be, stops it, and the document read decides.
 class AnthropicDeltaReader {
   public:
     explicit AnthropicDeltaReader(EventJson::TextDelta& out) : out_(out) {}

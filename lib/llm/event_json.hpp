@@ -3,9 +3,10 @@
 // to event (nous_llm internal): its allocator's first block and the parse
 // stacks live with it, made at the first event the fast readers below do
 // not take, so that a steady stream of small events parses with no
-// allocation (and a stream they take whole never makes them); the text is parsed in place in a copy
-// the parser keeps (one memcpy instead of a copy of every string); and the depth limit is enforced
-// while parsing (the parser is iterative and stops at the limit) instead of by a scan before it.
+// allocation (and a stream they take whole never makes them); the text is
+// parsed in place in a copy the parser keeps (one memcpy instead of a copy
+// of every string); and the depth limit is enforced while parsing (the
+// parser is iterative and stops at the limit) instead of by a scan before it.
 
 #include <rapidjson/document.h>
 
@@ -33,9 +34,9 @@ class EventJson {
 
     /// The common OpenAI-compatible token chunk, read without a document:
     /// the first choice's delta content and reasoning (reasoning_content, else
-    /// reasoning), its finish reason, and the usage object's counts. False for
-    /// anything else (tool calls, an error, reasoning details, malformed or deep JSON): the caller
-    /// then parses a document, which reads every shape. Views point into
+    /// reasoning), its finish reason, and the usage object's counts. False
+    /// for anything else (tool calls, an error, reasoning details, malformed
+    /// or deep JSON): the caller then parses a document, which reads every shape. Views point into
     /// `text` (or, for a string with an escape, into this parser) and are
     /// valid until the next call and while `text` lives.
     struct OpenAIChunk {
