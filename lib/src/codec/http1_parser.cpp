@@ -308,7 +308,17 @@ std::size_t BodyFramer::next_data(const char* input, std::size_t n, std::string_
                     take = static_cast<std::size_t>(remaining_);
                 data = std::string_view(input + used, take);
                 direct_received(take);
-                return used + take;
+                used += take;
+                // The CRLF after the chunk's data, when it is here already, is
+                // taken with the data: the input holds nothing more unless
+                // another chunk follows (a stream's reader asks whether bytes
+                // are left to read before it waits on the socket).
+                if (state_ == State::data_crlf && n - used >= 2 && input[used] == '\r' &&
+                    input[used + 1] == '\n') {
+                    used += 2;
+                    state_ = State::size_line;
+                }
+                return used;
             }
             case State::size_line:
             case State::data_crlf:

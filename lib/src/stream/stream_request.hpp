@@ -44,6 +44,17 @@ class StreamRequest {
     ResponseReader::Piece read_view(std::string_view& out, std::optional<Error>& error);
     /// Gives the connection back: to the pool when the body was read to its end.
     void release();
+    /// Done with the response: the connection goes (closed unless release()
+    /// gave it back already). Nothing may be read after.
+    void close() noexcept { attempt_.reset(); }
+    /// The body's next read needs no wait (ResponseReader::input_pending).
+    bool input_pending() noexcept { return attempt_->reader().input_pending(); }
+    /// The body's next read returns at once (ResponseReader::readable_now).
+    bool readable_now() noexcept { return attempt_->reader().readable_now(); }
+    /// The descriptor to wait on for body bytes, or -1.
+    int wait_fd() noexcept { return attempt_->reader().wait_fd(); }
+    /// The deadlines the body's reads run under.
+    const Deadlines& deadlines() noexcept { return attempt_->params().deadlines; }
     /// After [DONE]: read what remains of the body for at most `budget`
     /// (usually only the last chunk's terminator, already in the socket), then
     /// release, so the connection can be pooled.

@@ -2,6 +2,9 @@
 // into a moodycamel queue, with byte accounting beside it that parks the
 // reader above the high mark until the consumer drains under the low mark.
 // A parked reader does not read the socket, so TCP backpressure reaches the server.
+// A consumer waiting in next() with the queue empty reads the socket itself
+// (the read relay, stream/read_relay.hpp): the reader reads only while the
+// consumer is away.
 
 #include <concurrentqueue/concurrentqueue.h>
 #include <linux/futex.h>
@@ -18,6 +21,7 @@
 #include "core/limits.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
+#include "transport/read_relay.hpp"
 
 namespace nous::http::detail {
 
@@ -127,7 +131,7 @@ class SpareRing {
 class WindowSource final : public ChunkSource {
   public:
     WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
-        : call_(std::move(call)), slot_(std::move(slot)) {
+        : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {
         reader_ = std::thread([this] { run(); });
     }
 
@@ -163,6 +167,8 @@ class WindowSource final : public ChunkSource {
                     // Wake the reader exactly when the total comes down to the low mark.
                     if (before > call_->prepared.settings.window_low_bytes &&
                         before - n <= call_->prepared.settings.window_low_bytes) {
+                        // The window reopens: the next bytes' idle deadline counts from here.
+                        last_read_.store(Clock::now());
                         std::lock_guard lock(mutex_);
                         if (reader_parked_) reader_cv_.notify_one();
                     }
@@ -176,6 +182,10 @@ class WindowSource final : public ChunkSource {
             if (produced_.load(std::memory_order_acquire) > consumed_ || overflowed_.load()) {
                 std::this_thread::yield();
                 continue;
+            }
+            if (relay_on_.load(std::memory_order_acquire)) {
+                if (auto piece = read_relayed()) return std::move(*piece);
+                continue;  // the reader queued a piece meanwhile
             }
             // Announce, then look again: a push after `seen` was read either
             // changed the word (the futex returns at once) or saw the flag and wakes us.
@@ -191,11 +201,25 @@ class WindowSource final : public ChunkSource {
         stop_.store(true);
         token_.cancel();  // shuts down the socket: wakes a blocked connect or read
         wake_consumer();
+        if (relay_on_.load()) relay_.signal();
         std::lock_guard lock(mutex_);
         reader_cv_.notify_all();
     }
 
-    void finish_after_done() noexcept override { after_done_.store(true); }
+    void finish_after_done() noexcept override {
+        after_done_.store(true);
+        if (!relay_on_.load(std::memory_order_acquire)) return;
+        // On the consumer's thread, right after [DONE]: the reader may be
+        // waiting for bytes the consumer would have read, so the rest of the
+        // body is read here, as the pull backend does, and the connection kept.
+        std::lock_guard role(role_);
+        if (!body_over_) {
+            relay_.forget_socket();  // before the connection can go back to the pool
+            request_.drain_and_release(limits::drain_after_done);
+            end_body_locked();
+        }
+        relay_.signal();  // the reader ends
+    }
 
     void recycle(std::string&& bytes) noexcept override { spare_.give(std::move(bytes)); }
 
@@ -226,19 +250,32 @@ class WindowSource final : public ChunkSource {
             p.error = Error(ErrorCode::protocol, std::string("stream reader failed: ") + e.what());
             push(std::move(p));
         }
+        {
+            // The response is over for the reader: a connection not given
+            // back goes now (the server sees an aborted request at once).
+            std::lock_guard role(role_);
+            end_body_locked();
+        }
         std::lock_guard lock(mutex_);
         reader_finished_ = true;
         reader_done_cv_.notify_all();
     }
 
     void produce() {
-        StreamRequest request(*call_, token_);
+        StreamRequest& request = request_;
         if (auto e = request.open()) {
             push(error_piece(std::move(*e)));
             return;
         }
         headers_.set(request.headers());
         status_.store(request.status());
+        if (relay_.open(request.wait_fd())) {
+            last_read_.store(Clock::now());
+            relay_on_.store(true, std::memory_order_release);
+            wake_consumer();  // a consumer waiting for the first piece reads itself from here
+            produce_relayed();
+            return;
+        }
         for (;;) {
             if (stop_.load()) {
                 push(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
@@ -268,6 +305,150 @@ class WindowSource final : public ChunkSource {
                     push(Piece{Piece::Kind::end, {}, {}, {}});
                     return;
                 case ResponseReader::Piece::error:
+                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                                  : std::move(*error)));
+                    return;
+            }
+        }
+    }
+
+    /// The consumer's side of the relay, when the queue is empty: holding the
+    /// reading role, it waits on the socket and reads the piece itself. Empty
+    /// when the reader queued a piece first.
+    std::optional<Piece> read_relayed() {
+        std::unique_lock role(role_);
+        // The reader queues only with the role: a piece queued before we took
+        // it is the next one.
+        if (produced_.load(std::memory_order_acquire) > consumed_) return std::nullopt;
+        for (;;) {
+            if (body_over_) return Piece{};  // this side read the end already: end again
+            if (stop_.load())
+                return end_body(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
+            if (!socket_ready_ && !request_.input_pending()) {
+                // The role is held while waiting: the reader, woken only when
+                // this wait is not, cannot read (so cannot queue) under it.
+                const Deadlines& deadlines = request_.deadlines();
+                const Clock::time_point limit =
+                    std::min(last_read_.load() + deadlines.idle, deadlines.total_by);
+                const Expiry expiry = deadlines.expired(limit);
+                if (expiry != Expiry::not_yet) {
+                    // Bytes that arrived as the deadline passed are read, not refused.
+                    if (request_.readable_now()) {
+                        socket_ready_ = true;
+                        continue;
+                    }
+                    return end_body(error_piece(body_wait_error(expiry)));
+                }
+                // One millisecond over: epoll rounds down, and a wait of 0 would spin.
+                socket_ready_ =
+                    relay_.wait_consumer(millis_until(limit) + 1) == ReadRelay::Woken::socket;
+                continue;
+            }
+            socket_ready_ = false;
+            std::string_view view;
+            std::optional<Error> error;
+            switch (request_.read_view(view, error)) {
+                case ResponseReader::Piece::data: {
+                    last_read_.store(Clock::now());
+                    ++consumer_reads_;
+                    bytes_.store(bytes_.load(std::memory_order_relaxed) + view.size(),
+                                 std::memory_order_relaxed);
+                    // The view is the reader's buffer, which it may read into
+                    // once the role is given back: the piece is a copy.
+                    consumer_bytes_.assign(view);
+                    // Bytes left behind (in the read buffer, in TLS, or in a
+                    // socket whose read filled the buffer) wake no wait: the
+                    // reader is told, so that it reads on while we are away.
+                    if (request_.input_pending()) relay_.signal();
+                    Piece piece;
+                    piece.kind = Piece::Kind::data;
+                    piece.view = consumer_bytes_;
+                    return piece;
+                }
+                case ResponseReader::Piece::end:
+                    relay_.forget_socket();
+                    request_.release();  // complete body with keep-alive: back to the pool
+                    return end_body(Piece{});
+                case ResponseReader::Piece::error:
+                    return end_body(
+                        error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                                 : std::move(*error)));
+            }
+        }
+    }
+
+    /// The consumer read the body's end or failure, or gave up waiting: the
+    /// reader ends without queueing anything. Under the role.
+    Piece end_body(Piece piece) {
+        end_body_locked();
+        relay_.signal();
+        return piece;
+    }
+
+    /// Under the role (or before the relay): nothing reads the response again.
+    void end_body_locked() noexcept {
+        body_over_ = true;
+        relay_.forget_socket();
+        request_.close();
+    }
+
+    /// The reader's side of the relay: it reads while the consumer is not
+    /// waiting for bytes, exactly as the plain loop, and takes the reading
+    /// role for each read.
+    void produce_relayed() {
+        std::unique_lock role(role_);
+        bool socket_ready = false;
+        std::uint64_t consumer_reads_seen = consumer_reads_;
+        for (;;) {
+            if (body_over_) return;  // the consumer read the end, or finished after [DONE]
+            if (stop_.load()) {
+                body_over_ = true;
+                push(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
+                return;
+            }
+            // Woken for bytes the consumer may have read since: look before a
+            // blocking read, which would hold the role until more arrive.
+            const bool ready = request_.input_pending() ||
+                               (socket_ready && (consumer_reads_ == consumer_reads_seen ||
+                                                 request_.readable_now()));
+            if (!ready) {
+                consumer_reads_seen = consumer_reads_;
+                role.unlock();
+                socket_ready = relay_.wait_reader() == ReadRelay::Woken::socket;
+                role.lock();
+                continue;
+            }
+            socket_ready = false;
+            Piece piece;
+            spare_.take(piece.bytes);
+            piece.bytes.clear();
+            std::optional<Error> error;
+            switch (request_.read(piece.bytes, error)) {
+                case ResponseReader::Piece::data: {
+                    last_read_.store(Clock::now());
+                    const std::size_t n = piece.bytes.size();
+                    bytes_.store(bytes_.load(std::memory_order_relaxed) + n,
+                                 std::memory_order_relaxed);
+                    piece.kind = Piece::Kind::data;
+                    const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
+                    note_peak(now);
+                    push(std::move(piece));
+                    if (now > call_->prepared.settings.window_high_bytes) {
+                        // Parked without the role: the consumer drains the queue meanwhile.
+                        role.unlock();
+                        if (!park()) return;
+                        role.lock();
+                    }
+                    break;
+                }
+                case ResponseReader::Piece::end:
+                    body_over_ = true;
+                    relay_.forget_socket();
+                    request_.release();
+                    push(Piece{Piece::Kind::end, {}, {}, {}});
+                    return;
+                case ResponseReader::Piece::error:
+                    body_over_ = true;
                     push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
                                                   : std::move(*error)));
                     return;
@@ -345,6 +526,19 @@ class WindowSource final : public ChunkSource {
     std::unique_ptr<StreamCall> call_;
     StreamSlot slot_;
     CancelToken token_;
+    StreamRequest request_;  ///< opened by the reader; then read by whoever holds role_
+    // The relay: set up by the reader after the head; then the reading role
+    // (role_) goes to whichever thread the socket woke.
+    ReadRelay relay_;
+    std::atomic<bool> relay_on_{false};
+    std::mutex role_;            ///< held for every read of request_ once relay_on_
+    bool body_over_ = false;     ///< guarded by role_: the body ended or failed
+    bool socket_ready_ = false;  ///< guarded by role_: the consumer's wait saw the socket
+    /// The last bytes read, or the window reopening after a park: the idle
+    /// deadline of the consumer's wait counts from it.
+    std::atomic<Clock::time_point> last_read_{};
+    std::uint64_t consumer_reads_ = 0;  ///< guarded by role_: reads the consumer made
+    std::string consumer_bytes_;        ///< the consumer's own piece (consumer thread only)
     // One block to start (the default is six, ~50 KB a stream, most of it
     // never used at token rates); the queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};

@@ -177,7 +177,9 @@ long Connection::socket_recv(char* buffer, std::size_t n) {
     op_recv_limit_ = std::min(op_total_by_, now + op_idle_);
     prepare_recv(op_recv_limit_);
     count_recv();
-    return ::recv(fd_, buffer, n, 0);
+    const ssize_t got = ::recv(fd_, buffer, n, 0);
+    last_recv_filled_ = got > 0 && static_cast<std::size_t>(got) == n;
+    return got;
 }
 
 IoResult Connection::write_tls(std::string_view head, std::string_view body,
@@ -287,6 +289,7 @@ IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& de
         prepare_recv(limit);
         count_recv();
         ssize_t got = ::recv(fd_, buffer, n, 0);
+        last_recv_filled_ = got > 0 && static_cast<std::size_t>(got) == n;
         if (got > 0) return {IoStatus::ok, static_cast<std::size_t>(got), {}};
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
         if (got == 0) return {IoStatus::eof, 0, "connection closed by peer"};
@@ -300,6 +303,18 @@ IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& de
         if (err == ECONNRESET || err == EPIPE) return {IoStatus::reset, 0, std::strerror(err)};
         return {IoStatus::failed, 0, std::strerror(err)};
     }
+}
+
+bool Connection::input_pending() const noexcept {
+    return last_recv_filled_ || (tls_ && SSL_has_pending(ssl_) == 1);
+}
+
+bool Connection::readable_now() noexcept {
+    if (input_pending()) return true;
+    char byte;
+    const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    // Data, an end, or an error other than "nothing yet": a read reports it at once.
+    return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
 bool Connection::probe_alive() {

@@ -51,6 +51,9 @@ class Connection final : public Transport, private SocketIo {
     bool absolute_form() const noexcept override { return via_proxy_ && !tls_; }
     bool tls() const noexcept override { return tls_; }
     bool resumed_tls_session() const noexcept override { return resumed_; }
+    int wait_fd() const noexcept override { return fd_; }
+    bool input_pending() const noexcept override;
+    bool readable_now() noexcept override;
 
     int fd() const noexcept { return fd_; }
     /// TLS: the key-exchange group of the handshake (an OpenSSL NID; 0 for plain).
@@ -89,6 +92,7 @@ class Connection final : public Transport, private SocketIo {
     bool op_past_total_ = false;         ///< socket_recv refused to wait past the total deadline
     bool io_nonblocking_ = false;        ///< the liveness probe and the close: never wait
     int reads_since_write_ = 0;
+    bool last_recv_filled_ = false;  ///< the last socket read took all it asked for
     int send_timeout_ms_ = -1;
     int receive_timeout_ms_ = -1;
     int fd_ = -1;

@@ -6,6 +6,7 @@
 
 #include "codec/request_head.hpp"
 #include "core/limits.hpp"
+#include "transport/io_wait.hpp"
 
 namespace nous::http::detail {
 
@@ -36,6 +37,12 @@ Error body_read_error(const IoResult& r) {
 }
 
 }  // namespace
+
+Error body_wait_error(Expiry expiry) {
+    const IoStatus status = timeout_status(expiry);
+    return body_read_error(IoResult{
+        status, 0, status == IoStatus::timeout_total ? "total deadline passed" : "timed out"});
+}
 
 ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer,
                                std::size_t size)

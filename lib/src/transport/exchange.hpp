@@ -22,6 +22,10 @@ struct ExchangeParams {
     const Headers* extra_headers = nullptr;
 };
 
+/// The error of a body read whose wait for bytes ran out (`expiry` is idle
+/// or total), in the words a timed-out read of the body gets.
+Error body_wait_error(Expiry expiry);
+
 class ResponseReader {
   public:
     /// `buffer` holds bytes read past the head; it must outlive the reader.
@@ -44,6 +48,17 @@ class ResponseReader {
     /// The next run of decoded body bytes without a copy: `out` points into
     /// the read buffer, valid until the next call on this reader.
     Piece read_body_view(std::string_view& out, std::optional<Error>& error);
+
+    /// The next body read returns without waiting for the socket: the body's
+    /// end was reached, bytes are in the read buffer, or the transport may
+    /// hold more (Transport::input_pending).
+    bool input_pending() const noexcept {
+        return framer_.done() || used_ < have_ || transport_.input_pending();
+    }
+    /// input_pending(), or the socket has bytes now (one peek).
+    bool readable_now() noexcept { return input_pending() || transport_.readable_now(); }
+    /// The descriptor to wait on for more body bytes (Transport::wait_fd).
+    int wait_fd() const noexcept { return transport_.wait_fd(); }
 
     bool any_response_byte() const noexcept { return any_response_byte_; }
     /// The whole request went out.

@@ -63,6 +63,17 @@ class Transport : public CancelTarget {
     /// The TLS handshake resumed an earlier session.
     virtual bool resumed_tls_session() const noexcept { return false; }
 
+    /// The descriptor a thread can wait on for the next bytes, or -1 (a
+    /// test's memory transport): a stream's read relay needs one.
+    virtual int wait_fd() const noexcept { return -1; }
+    /// Bytes may be readable without waiting on wait_fd(): TLS holds
+    /// decrypted or read-ahead bytes, or the last socket read filled its
+    /// buffer, so the socket may hold more than that read took.
+    virtual bool input_pending() const noexcept { return false; }
+    /// Bytes are readable now: input_pending(), or the socket holds some (or
+    /// an end or error a read would report). One non-blocking peek.
+    virtual bool readable_now() noexcept { return true; }
+
     /// Set by the pool: when the transport last finished a response.
     Clock::time_point idle_since{};
     std::uint64_t requests_served = 0;
