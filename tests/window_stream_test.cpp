@@ -1,16 +1,22 @@
 // The byte window: a slow consumer bounds memory and, through TCP, the server.
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <thread>
+#include <vector>
 
 #include "fault_server.hpp"
 #include "firehose.hpp"
 #include "nous/http/stream.hpp"
 #include "test_helpers.hpp"
+#include "transport/io_counters.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -30,7 +36,118 @@ Options windowed(std::size_t high, std::size_t low) {
     return o;
 }
 
+/// Whether thread `tid` of this process sleeps in epoll_wait: the system
+/// call /proc shows for it ("running" while it runs).
+bool sleeping_in_epoll_wait(pid_t tid) {
+    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    long number = -1;
+    return file >> number && (number == SYS_epoll_wait || number == SYS_epoll_pwait);
+}
+
+std::uint64_t recv_calls_here() { return nous::http::detail::io_counters().recv_calls; }
+
+Options window_backend() {
+    Options o = no_retry();
+    o.stream_backend = "window";
+    return o;
+}
+
 }  // namespace
+
+TEST_CASE(
+    "the read relay: a consumer waiting in next() reads each event itself in one read and a "
+    "consumer away lets the reader read ahead") {
+    constexpr int kWaited = 20, kAhead = 30;
+    std::atomic<pid_t> consumer{static_cast<pid_t>(::syscall(SYS_gettid))};
+    std::atomic<int> received{0};
+    std::atomic<bool> send_ahead{false}, send_end{false};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead);
+        for (int i = 0; i < kWaited; ++i) {
+            // Each event once the consumer has the one before and sleeps
+            // waiting for this one (a send returns before loopback delivers).
+            if (!wait_until([&] {
+                    return received.load() == i && sleeping_in_epoll_wait(consumer.load());
+                }))
+                return;
+            peer.send(chunk("data: waited " + std::to_string(i) + "\n\n"));
+        }
+        if (!wait_until([&] { return send_ahead.load(); })) return;
+        for (int i = 0; i < kAhead; ++i)
+            peer.send(chunk("data: ahead " + std::to_string(i) + "\n\n"));
+        if (!wait_until([&] { return send_end.load(); })) return;
+        peer.send("0\r\n\r\n");
+        peer.stall();
+    });
+    Stream s = stream(server.url(), "{}", {}, window_backend());
+    const std::uint64_t reads_before = recv_calls_here();
+    for (int i = 0; i < kWaited; ++i) {
+        auto item = s.next();
+        REQUIRE(item);
+        REQUIRE(item->is_event());
+        CHECK(item->event.data == "waited " + std::to_string(i));
+        received = i + 1;
+    }
+    // Every waited-for event was read on this thread, in one read: none by the reader.
+    CHECK(recv_calls_here() - reads_before == kWaited);
+    CHECK(s.stats().peak_inflight_bytes == 0);
+
+    // Away (not in next()): the reader reads every byte ahead into the window.
+    std::uint64_t ahead_bytes = 0;
+    for (int i = 0; i < kAhead; ++i)
+        ahead_bytes += ("data: ahead " + std::to_string(i) + "\n\n").size();
+    const std::uint64_t bytes_before = s.stats().bytes;
+    send_ahead = true;
+    REQUIRE(wait_until([&] { return s.stats().bytes == bytes_before + ahead_bytes; }));
+    const std::uint64_t reads_ahead = recv_calls_here();
+    for (int i = 0; i < kAhead; ++i) {
+        auto item = s.next();
+        REQUIRE(item);
+        REQUIRE(item->is_event());
+        CHECK(item->event.data == "ahead " + std::to_string(i));
+    }
+    CHECK(recv_calls_here() == reads_ahead);  // all from the queue
+    CHECK(s.stats().peak_inflight_bytes > 0);
+    send_end = true;
+    CHECK_FALSE(s.next().has_value());  // the body's end
+}
+
+TEST_CASE(
+    "without descriptors to spare the window runs without the relay: the reader reads every "
+    "byte") {
+    constexpr int kEvents = 20;
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        std::string body = kSseHead;
+        for (int i = 0; i < kEvents; ++i) body += chunk("data: " + std::to_string(i) + "\n\n");
+        peer.send(body + "0\r\n\r\n");
+        peer.stall();
+    });
+    const int code = in_child([&] {
+        // Every hole in the table filled, and a limit that puts the relay's
+        // descriptors (after the stream's socket) in the table's second half.
+        std::vector<int> fillers;
+        const int highest = highest_open_fd();
+        for (int fd; (fd = ::dup(0)) >= 0 && fd < highest;) fillers.push_back(fd);
+        rlimit old{};
+        ::getrlimit(RLIMIT_NOFILE, &old);
+        rlimit tight{static_cast<rlim_t>(2 * (highest_open_fd() + 2)), old.rlim_max};
+        ::setrlimit(RLIMIT_NOFILE, &tight);
+        const std::uint64_t reads_before = recv_calls_here();
+        Stream s = stream(server.url(), "{}", {}, window_backend());
+        int events = 0;
+        while (auto item = s.next()) {
+            if (!item->is_event()) return 1;
+            if (item->event.data != std::to_string(events)) return 2;
+            ++events;
+        }
+        if (events != kEvents) return 3;
+        if (recv_calls_here() != reads_before) return 4;  // every read on the reader's thread
+        return 0;
+    });
+    CHECK(code == 0);
+}
 
 TEST_CASE(
     "a stalled consumer: in-flight bytes stay under high + one chunk, the server is held back by "
