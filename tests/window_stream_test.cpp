@@ -36,13 +36,20 @@ Options windowed(std::size_t high, std::size_t low) {
     return o;
 }
 
-/// Whether thread `tid` of this process sleeps in epoll_wait: the system
-/// call /proc shows for it ("running" while it runs).
-bool sleeping_in_epoll_wait(pid_t tid) {
+/// The system call thread `tid` of this process sleeps in, as /proc shows
+/// it, or -1 ("running" while it runs).
+long sleeping_in(pid_t tid) {
     std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
     long number = -1;
-    return file >> number && (number == SYS_epoll_wait || number == SYS_epoll_pwait);
+    return file >> number ? number : -1;
 }
+
+bool sleeping_in_epoll_wait(pid_t tid) {
+    const long call = sleeping_in(tid);
+    return call == SYS_epoll_wait || call == SYS_epoll_pwait;
+}
+
+pid_t this_thread_id() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
 std::uint64_t recv_calls_here() { return nous::http::detail::io_counters().recv_calls; }
 
@@ -58,7 +65,7 @@ TEST_CASE(
     "the read relay: a consumer waiting in next() reads each event itself in one read and a "
     "consumer away lets the reader read ahead") {
     constexpr int kWaited = 20, kAhead = 30;
-    std::atomic<pid_t> consumer{static_cast<pid_t>(::syscall(SYS_gettid))};
+    std::atomic<pid_t> consumer{this_thread_id()};
     std::atomic<int> received{0};
     std::atomic<bool> send_ahead{false}, send_end{false};
     FaultServer server([&](Peer& peer, std::uint64_t) {
@@ -117,36 +124,52 @@ TEST_CASE(
     "without descriptors to spare the window runs without the relay: the reader reads every "
     "byte") {
     constexpr int kEvents = 20;
+    const pid_t consumer = this_thread_id();
+    std::atomic<int> received{0};
     FaultServer server([&](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
-        std::string body = kSseHead;
-        for (int i = 0; i < kEvents; ++i) body += chunk("data: " + std::to_string(i) + "\n\n");
-        peer.send(body + "0\r\n\r\n");
+        peer.send(kSseHead);
+        for (int i = 0; i < kEvents; ++i) {
+            // Each event once the consumer has the one before and sleeps on
+            // the reader's wake-up (a futex): with the relay it would sleep
+            // in epoll_wait instead, and this wait would give up.
+            if (!wait_until(
+                    [&] { return received.load() == i && sleeping_in(consumer) == SYS_futex; }))
+                return;
+            peer.send(chunk("data: " + std::to_string(i) + "\n\n"));
+        }
+        peer.send("0\r\n\r\n");
         peer.stall();
     });
-    const int code = in_child([&] {
-        // Every hole in the table filled, and a limit that puts the relay's
-        // descriptors (after the stream's socket) in the table's second half.
-        std::vector<int> fillers;
-        const int highest = highest_open_fd();
-        for (int fd; (fd = ::dup(0)) >= 0 && fd < highest;) fillers.push_back(fd);
-        rlimit old{};
-        ::getrlimit(RLIMIT_NOFILE, &old);
-        rlimit tight{static_cast<rlim_t>(2 * (highest_open_fd() + 2)), old.rlim_max};
-        ::setrlimit(RLIMIT_NOFILE, &tight);
-        const std::uint64_t reads_before = recv_calls_here();
+    // Every hole in the table filled, and a limit that puts the relay's
+    // descriptors (after the stream's socket and the server's end of it) in
+    // the table's second half. In this process, not a forked child: the
+    // stream starts a thread, which ThreadSanitizer refuses after a fork
+    // (each test case runs in a process of its own).
+    std::vector<int> fillers;
+    const int highest = highest_open_fd();
+    for (int fd; (fd = ::dup(0)) >= 0 && fd < highest;) fillers.push_back(fd);
+    rlimit old{};
+    ::getrlimit(RLIMIT_NOFILE, &old);
+    const rlimit tight{static_cast<rlim_t>(2 * (highest_open_fd() + 2)), old.rlim_max};
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    const std::uint64_t reads_before = recv_calls_here();
+    int events = 0;
+    bool all_events = true;
+    {
         Stream s = stream(server.url(), "{}", {}, window_backend());
-        int events = 0;
         while (auto item = s.next()) {
-            if (!item->is_event()) return 1;
-            if (item->event.data != std::to_string(events)) return 2;
-            ++events;
+            all_events =
+                all_events && item->is_event() && item->event.data == std::to_string(events);
+            received = ++events;
         }
-        if (events != kEvents) return 3;
-        if (recv_calls_here() != reads_before) return 4;  // every read on the reader's thread
-        return 0;
-    });
-    CHECK(code == 0);
+    }
+    const std::uint64_t reads_here = recv_calls_here() - reads_before;
+    ::setrlimit(RLIMIT_NOFILE, &old);
+    for (int fd : fillers) ::close(fd);
+    CHECK(all_events);
+    CHECK(events == kEvents);
+    CHECK(reads_here == 0);  // every read on the reader's thread
 }
 
 TEST_CASE(

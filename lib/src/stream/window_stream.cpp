@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <condition_variable>
 #include <csignal>
 #include <memory>
@@ -340,8 +341,8 @@ class WindowSource final : public ChunkSource {
                     return end_body(error_piece(body_wait_error(expiry)));
                 }
                 // One millisecond over: epoll rounds down, and a wait of 0 would spin.
-                socket_ready_ =
-                    relay_.wait_consumer(millis_until(limit) + 1) == ReadRelay::Woken::socket;
+                const int wait_ms = std::min(millis_until(limit), INT_MAX - 1) + 1;
+                socket_ready_ = relay_.wait_consumer(wait_ms) == ReadRelay::Woken::socket;
                 continue;
             }
             socket_ready_ = false;
