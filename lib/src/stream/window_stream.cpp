@@ -263,14 +263,13 @@ class WindowSource final : public ChunkSource {
     }
 
     void produce() {
-        StreamRequest& request = request_;
-        if (auto e = request.open()) {
+        if (auto e = request_.open()) {
             push(error_piece(std::move(*e)));
             return;
         }
-        headers_.set(request.headers());
-        status_.store(request.status());
-        if (relay_.open(request.wait_fd())) {
+        headers_.set(request_.headers());
+        status_.store(request_.status());
+        if (relay_.open(request_.wait_fd())) {
             last_read_.store(Clock::now());
             relay_on_.store(true, std::memory_order_release);
             wake_consumer();  // a consumer waiting for the first piece reads itself from here
@@ -282,35 +281,54 @@ class WindowSource final : public ChunkSource {
                 push(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
                 return;
             }
-            Piece piece;
-            spare_.take(piece.bytes);  // storage the consumer gave back, if any
-            piece.bytes.clear();
-            std::optional<Error> error;
-            switch (request.read(piece.bytes, error)) {
-                case ResponseReader::Piece::data: {
-                    const std::size_t n = piece.bytes.size();
-                    // The reader is the only writer of bytes_ and produced_: plain
-                    // stores, no locked add per piece.
-                    bytes_.store(bytes_.load(std::memory_order_relaxed) + n,
-                                 std::memory_order_relaxed);
-                    piece.kind = Piece::Kind::data;
-                    // Account before enqueueing, so the consumer never subtracts first.
-                    const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
-                    note_peak(now);
-                    push(std::move(piece));
-                    if (now > call_->prepared.settings.window_high_bytes && !park()) return;
+            switch (read_into_window()) {
+                case Step::more:
                     break;
-                }
-                case ResponseReader::Piece::end:
-                    request.release();  // complete body with keep-alive: back to the pool
-                    push(Piece{Piece::Kind::end, {}, {}, {}});
-                    return;
-                case ResponseReader::Piece::error:
-                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                                  : std::move(*error)));
+                case Step::full:
+                    if (!park()) return;
+                    break;
+                case Step::over:
                     return;
             }
         }
+    }
+
+    enum class Step { more, full, over };
+    /// One read of the response into the window, queued and accounted: more
+    /// to read, the window full (park), or the body over (its end or error
+    /// queued). The reader's, under the role once the relay is on.
+    Step read_into_window() {
+        Piece piece;
+        spare_.take(piece.bytes);  // storage the consumer gave back, if any
+        piece.bytes.clear();
+        std::optional<Error> error;
+        switch (request_.read(piece.bytes, error)) {
+            case ResponseReader::Piece::data: {
+                last_read_.store(Clock::now());
+                const std::size_t n = piece.bytes.size();
+                // Writers of bytes_ take turns (the reader, or the role's
+                // holder): plain stores, no locked add per piece.
+                bytes_.store(bytes_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+                piece.kind = Piece::Kind::data;
+                // Account before enqueueing, so the consumer never subtracts first.
+                const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
+                note_peak(now);
+                push(std::move(piece));
+                return now > call_->prepared.settings.window_high_bytes ? Step::full : Step::more;
+            }
+            case ResponseReader::Piece::end:
+                body_over_ = true;
+                relay_.forget_socket();  // before the connection goes back to the pool
+                request_.release();      // complete body with keep-alive: back to the pool
+                push(Piece{Piece::Kind::end, {}, {}, {}});
+                return Step::over;
+            case ResponseReader::Piece::error:
+                body_over_ = true;
+                push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                              : std::move(*error)));
+                return Step::over;
+        }
+        return Step::over;
     }
 
     /// The consumer's side of the relay, when the queue is empty: holding the
@@ -420,38 +438,16 @@ class WindowSource final : public ChunkSource {
                 continue;
             }
             socket_ready = false;
-            Piece piece;
-            spare_.take(piece.bytes);
-            piece.bytes.clear();
-            std::optional<Error> error;
-            switch (request_.read(piece.bytes, error)) {
-                case ResponseReader::Piece::data: {
-                    last_read_.store(Clock::now());
-                    const std::size_t n = piece.bytes.size();
-                    bytes_.store(bytes_.load(std::memory_order_relaxed) + n,
-                                 std::memory_order_relaxed);
-                    piece.kind = Piece::Kind::data;
-                    const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
-                    note_peak(now);
-                    push(std::move(piece));
-                    if (now > call_->prepared.settings.window_high_bytes) {
-                        // Parked without the role: the consumer drains the queue meanwhile.
-                        role.unlock();
-                        if (!park()) return;
-                        role.lock();
-                    }
+            switch (read_into_window()) {
+                case Step::more:
                     break;
-                }
-                case ResponseReader::Piece::end:
-                    body_over_ = true;
-                    relay_.forget_socket();
-                    request_.release();
-                    push(Piece{Piece::Kind::end, {}, {}, {}});
-                    return;
-                case ResponseReader::Piece::error:
-                    body_over_ = true;
-                    push(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                                  : std::move(*error)));
+                case Step::full:
+                    // Parked without the role: the consumer drains the queue meanwhile.
+                    role.unlock();
+                    if (!park()) return;
+                    role.lock();
+                    break;
+                case Step::over:
                     return;
             }
         }
