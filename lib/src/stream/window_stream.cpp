@@ -3,7 +3,7 @@
 // reader above the high mark until the consumer drains under the low mark.
 // A parked reader does not read the socket, so TCP backpressure reaches the server.
 // A consumer waiting in next() with the queue empty reads the socket itself
-// (the read relay, stream/read_relay.hpp): the reader reads only while the
+// (the read relay, transport/read_relay.hpp): the reader reads only while the
 // consumer is away.
 
 #include <concurrentqueue/concurrentqueue.h>
