@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -87,6 +88,12 @@ TEST_CASE(
         peer.send("0\r\n\r\n");
         peer.stall();
     });
+    // Room for the relay's descriptors beside every stream the cap allows.
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 8192));
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
+    REQUIRE(limit.rlim_cur >= static_cast<rlim_t>(highest_open_fd() + 1100));
     Stream s = stream(server.url(), "{}", {}, window_backend());
     const std::uint64_t reads_before = recv_calls_here();
     for (int i = 0; i < kWaited; ++i) {
@@ -141,17 +148,17 @@ TEST_CASE(
         peer.send("0\r\n\r\n");
         peer.stall();
     });
-    // Every hole in the table filled, and a limit that puts the relay's
-    // descriptors (after the stream's socket and the server's end of it) in
-    // the table's second half. In this process, not a forked child: the
-    // stream starts a thread, which ThreadSanitizer refuses after a fork
-    // (each test case runs in a process of its own).
-    std::vector<int> fillers;
+    // A limit with room for 200 more descriptors: plenty for the stream, but
+    // the relay leaves one free for each of the 1000 streams the cap allows.
+    // In this process, not a forked child: the stream starts a thread, which
+    // ThreadSanitizer refuses after a fork (each test case runs in a process
+    // of its own).
+    std::vector<int> fillers;  // every hole below the highest descriptor filled
     const int highest = highest_open_fd();
     for (int fd; (fd = ::dup(0)) >= 0 && fd < highest;) fillers.push_back(fd);
     rlimit old{};
     ::getrlimit(RLIMIT_NOFILE, &old);
-    const rlimit tight{static_cast<rlim_t>(2 * (highest_open_fd() + 2)), old.rlim_max};
+    const rlimit tight{static_cast<rlim_t>(highest_open_fd() + 200), old.rlim_max};
     REQUIRE(::setrlimit(RLIMIT_NOFILE, &tight) == 0);
     const std::uint64_t reads_before = recv_calls_here();
     int events = 0;

@@ -20,6 +20,7 @@
 
 #include "core/cancel.hpp"
 #include "core/limits.hpp"
+#include "core/log.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
 #include "transport/read_relay.hpp"
@@ -269,12 +270,24 @@ class WindowSource final : public ChunkSource {
         }
         headers_.set(request_.headers());
         status_.store(request_.status());
-        if (relay_.open(request_.wait_fd())) {
+        // The relay leaves a descriptor free for each stream the cap allows
+        // (and a few more): without it, 1000 streams fit a limit of 1024.
+        const std::size_t reserve = call_->prepared.settings.max_concurrent_streams + 64;
+        if (relay_.open(request_.wait_fd(), reserve)) {
             last_read_.store(Clock::now());
             relay_on_.store(true, std::memory_order_release);
             wake_consumer();  // a consumer waiting for the first piece reads itself from here
             produce_relayed();
             return;
+        }
+        if (request_.wait_fd() >= 0) {
+            static std::atomic<bool> told{false};
+            if (!told.exchange(true))
+                log(LogLevel::info,
+                    "window streams run reader-only (two wake-ups a token): the read relay needs "
+                    "3 descriptors a stream and leaves " +
+                        std::to_string(reserve) +
+                        " free under RLIMIT_NOFILE; raise the limit (ulimit -n) for one wake-up");
         }
         for (;;) {
             if (stop_.load()) {

@@ -26,13 +26,14 @@ namespace {
 
 constexpr std::uint32_t kSocketTag = 1, kSignalTag = 2;
 
-/// Whether `fd` lies in the first half of the descriptor table: the relay's
-/// three descriptors a stream must not cost a later connection its socket.
-bool in_first_half_of_table(int fd) noexcept {
+/// Whether `reserve` descriptors stay free above `fd` under the process's
+/// limit: the relay's three descriptors a stream must not cost a later
+/// stream its socket.
+bool leaves_free(int fd, std::size_t reserve) noexcept {
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
     if (limit.rlim_cur == RLIM_INFINITY) return true;
-    return static_cast<rlim_t>(fd) < limit.rlim_cur / 2;
+    return static_cast<rlim_t>(fd) + reserve < limit.rlim_cur;
 }
 
 bool add(int epoll_fd, int fd, std::uint32_t events, std::uint32_t tag) noexcept {
@@ -46,7 +47,7 @@ bool add(int epoll_fd, int fd, std::uint32_t events, std::uint32_t tag) noexcept
 
 ReadRelay::~ReadRelay() { close_all(); }
 
-bool ReadRelay::open(int socket_fd) noexcept {
+bool ReadRelay::open(int socket_fd, std::size_t reserve) noexcept {
     if (socket_fd < 0) return false;
     consumer_epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
     reader_epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -55,13 +56,12 @@ bool ReadRelay::open(int socket_fd) noexcept {
     // The consumer's entry goes first: the kernel walks the socket's entries
     // in the order they were added. The signal is edge-triggered: it is
     // never read, each write is one event for each instance.
-    const bool ok =
-        consumer_epoll_ >= 0 && reader_epoll_ >= 0 && signal_fd_ >= 0 &&
-        in_first_half_of_table(std::max({consumer_epoll_, reader_epoll_, signal_fd_})) &&
-        add(consumer_epoll_, socket_fd, EPOLLIN | EPOLLEXCLUSIVE, kSocketTag) &&
-        add(reader_epoll_, socket_fd, EPOLLIN | EPOLLEXCLUSIVE, kSocketTag) &&
-        add(consumer_epoll_, signal_fd_, EPOLLIN | EPOLLET, kSignalTag) &&
-        add(reader_epoll_, signal_fd_, EPOLLIN | EPOLLET, kSignalTag);
+    const bool ok = consumer_epoll_ >= 0 && reader_epoll_ >= 0 && signal_fd_ >= 0 &&
+                    leaves_free(std::max({consumer_epoll_, reader_epoll_, signal_fd_}), reserve) &&
+                    add(consumer_epoll_, socket_fd, EPOLLIN | EPOLLEXCLUSIVE, kSocketTag) &&
+                    add(reader_epoll_, socket_fd, EPOLLIN | EPOLLEXCLUSIVE, kSocketTag) &&
+                    add(consumer_epoll_, signal_fd_, EPOLLIN | EPOLLET, kSignalTag) &&
+                    add(reader_epoll_, signal_fd_, EPOLLIN | EPOLLET, kSignalTag);
     if (!ok) close_all();
     return ok;
 }

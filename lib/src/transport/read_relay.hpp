@@ -5,6 +5,8 @@
 // a thread of its own; a consumer away lets the reader read ahead into the
 // window. docs/design/backpressure.md#the-read-relay
 
+#include <cstddef>
+
 namespace nous::http::detail {
 
 class ReadRelay {
@@ -15,10 +17,10 @@ class ReadRelay {
     ~ReadRelay();
 
     /// Sets up the two waits on `socket_fd`. False (nothing held) when the
-    /// descriptors cannot be had, or would take the second half of the
-    /// process's descriptor table, which is left for connections: the window
-    /// then runs without the relay.
-    bool open(int socket_fd) noexcept;
+    /// descriptors cannot be had, or would leave fewer than `reserve` free
+    /// below the process's descriptor limit (room for the sockets of the
+    /// streams still to come): the window then runs without the relay.
+    bool open(int socket_fd, std::size_t reserve) noexcept;
     bool active() const noexcept { return consumer_epoll_ >= 0; }
 
     enum class Woken {
