@@ -127,6 +127,50 @@ TEST_CASE(
     CHECK_FALSE(s.next().has_value());  // the body's end
 }
 
+TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the idle deadline") {
+    const pid_t consumer = this_thread_id();
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: first\n\n"));
+        peer.stall();
+    });
+    rlimit limit{};  // room for the relay's descriptors, as above
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 8192));
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
+    SECTION("a cancel from another thread") {
+        Stream s = stream(server.url(), "{}", {}, window_backend());
+        REQUIRE(s.next()->event.data == "first");
+        std::atomic<bool> asleep{false};
+        std::thread canceller([&] {
+            asleep = wait_until([&] { return sleeping_in_epoll_wait(consumer); });
+            s.cancel();
+        });
+        auto item = s.next();  // asleep in the relay's wait until the cancel
+        canceller.join();
+        CHECK(asleep.load());
+        REQUIRE(item);
+        REQUIRE(item->is_error());
+        CHECK(item->error->code == ErrorCode::cancelled);
+        CHECK_FALSE(s.next().has_value());
+    }
+    SECTION("the idle deadline, counted from the last bytes") {
+        Options o = window_backend();
+        o.read_timeout = std::chrono::milliseconds(300);
+        Stream s = stream(server.url(), "{}", {}, o);
+        REQUIRE(s.next()->event.data == "first");
+        const auto start = std::chrono::steady_clock::now();
+        auto item = s.next();
+        REQUIRE(item);
+        REQUIRE(item->is_error());
+        CHECK(item->error->code == ErrorCode::timeout_read);
+        CHECK(item->error->message == "reading the body: timed out");
+        // Never early (a lower bound cannot fail on a slow machine).
+        CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(250));
+        CHECK_FALSE(s.next().has_value());
+    }
+}
+
 TEST_CASE(
     "without descriptors to spare the window runs without the relay: the reader reads every "
     "byte") {
