@@ -52,6 +52,17 @@ bool sleeping_in_epoll_wait(pid_t tid) {
 
 pid_t this_thread_id() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
+/// Raises the soft descriptor limit (up to 8192, within the hard limit) so
+/// that the read relay's descriptors fit beside every stream the cap allows;
+/// false when they cannot.
+bool room_for_the_relay() {
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 8192));
+    return ::setrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+           limit.rlim_cur >= static_cast<rlim_t>(highest_open_fd() + 1100);
+}
+
 std::uint64_t recv_calls_here() { return nous::http::detail::io_counters().recv_calls; }
 
 Options window_backend() {
@@ -88,12 +99,7 @@ TEST_CASE(
         peer.send("0\r\n\r\n");
         peer.stall();
     });
-    // Room for the relay's descriptors beside every stream the cap allows.
-    rlimit limit{};
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 8192));
-    REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
-    REQUIRE(limit.rlim_cur >= static_cast<rlim_t>(highest_open_fd() + 1100));
+    REQUIRE(room_for_the_relay());
     Stream s = stream(server.url(), "{}", {}, window_backend());
     const std::uint64_t reads_before = recv_calls_here();
     for (int i = 0; i < kWaited; ++i) {
@@ -134,10 +140,7 @@ TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the
         peer.send(kSseHead + chunk("data: first\n\n"));
         peer.stall();
     });
-    rlimit limit{};  // room for the relay's descriptors, as above
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 8192));
-    REQUIRE(::setrlimit(RLIMIT_NOFILE, &limit) == 0);
+    REQUIRE(room_for_the_relay());
     SECTION("a cancel from another thread") {
         Stream s = stream(server.url(), "{}", {}, window_backend());
         REQUIRE(s.next()->event.data == "first");

@@ -238,6 +238,10 @@ class WindowSource final : public ChunkSource {
     }
 
   private:
+    /// What becomes of the connection when the body is over: given back
+    /// (read to its end: to the pool when it may serve another request), or closed.
+    enum class AfterBody { give_back, close };
+
     void run() {
         // POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
         sigset_t pipe;
@@ -317,11 +321,8 @@ class WindowSource final : public ChunkSource {
         std::optional<Error> error;
         switch (request_.read(piece.bytes, error)) {
             case ResponseReader::Piece::data: {
-                last_read_.store(Clock::now());
                 const std::size_t n = piece.bytes.size();
-                // Writers of bytes_ take turns (the reader, or the role's
-                // holder): plain stores, no locked add per piece.
-                bytes_.store(bytes_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+                count_read(n);
                 piece.kind = Piece::Kind::data;
                 // Account before enqueueing, so the consumer never subtracts first.
                 const std::size_t now = inflight_.fetch_add(n, std::memory_order_acq_rel) + n;
@@ -330,9 +331,7 @@ class WindowSource final : public ChunkSource {
                 return now > call_->prepared.settings.window_high_bytes ? Step::full : Step::more;
             }
             case ResponseReader::Piece::end:
-                body_over_ = true;
-                relay_.forget_socket();  // before the connection goes back to the pool
-                request_.release();      // complete body with keep-alive: back to the pool
+                end_body_locked(AfterBody::give_back);
                 push(Piece{Piece::Kind::end, {}, {}, {}});
                 return Step::over;
             case ResponseReader::Piece::error:
@@ -352,11 +351,12 @@ class WindowSource final : public ChunkSource {
         // The reader queues only with the role: a piece queued before we took
         // it is the next one.
         if (produced_.load(std::memory_order_acquire) > consumed_) return std::nullopt;
+        bool socket_ready = false;  // this wait saw the socket readable
         for (;;) {
             if (body_over_) return Piece{};  // this side read the end already: end again
             if (stop_.load())
                 return end_body(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
-            if (!socket_ready_ && !request_.input_pending()) {
+            if (!socket_ready && !request_.input_pending()) {
                 // The role is held while waiting: the reader, woken only when
                 // this wait is not, cannot read (so cannot queue) under it.
                 const Deadlines& deadlines = request_.deadlines();
@@ -366,25 +366,22 @@ class WindowSource final : public ChunkSource {
                 if (expiry != Expiry::not_yet) {
                     // Bytes that arrived as the deadline passed are read, not refused.
                     if (request_.readable_now()) {
-                        socket_ready_ = true;
+                        socket_ready = true;
                         continue;
                     }
                     return end_body(error_piece(body_wait_error(expiry)));
                 }
                 // One millisecond over: epoll rounds down, and a wait of 0 would spin.
                 const int wait_ms = std::min(millis_until(limit), INT_MAX - 1) + 1;
-                socket_ready_ = relay_.wait_consumer(wait_ms) == ReadRelay::Woken::socket;
+                socket_ready = relay_.wait_consumer(wait_ms) == ReadRelay::Woken::socket;
                 continue;
             }
-            socket_ready_ = false;
             std::string_view view;
             std::optional<Error> error;
             switch (request_.read_view(view, error)) {
                 case ResponseReader::Piece::data: {
-                    last_read_.store(Clock::now());
                     ++consumer_reads_;
-                    bytes_.store(bytes_.load(std::memory_order_relaxed) + view.size(),
-                                 std::memory_order_relaxed);
+                    count_read(view.size());
                     // The view is the reader's buffer, which it may read into
                     // once the role is given back: the piece is a copy.
                     consumer_bytes_.assign(view);
@@ -398,9 +395,7 @@ class WindowSource final : public ChunkSource {
                     return piece;
                 }
                 case ResponseReader::Piece::end:
-                    relay_.forget_socket();
-                    request_.release();  // complete body with keep-alive: back to the pool
-                    return end_body(Piece{});
+                    return end_body(Piece{}, AfterBody::give_back);
                 case ResponseReader::Piece::error:
                     return end_body(
                         error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
@@ -411,17 +406,28 @@ class WindowSource final : public ChunkSource {
 
     /// The consumer read the body's end or failure, or gave up waiting: the
     /// reader ends without queueing anything. Under the role.
-    Piece end_body(Piece piece) {
-        end_body_locked();
+    Piece end_body(Piece piece, AfterBody after = AfterBody::close) {
+        end_body_locked(after);
         relay_.signal();
         return piece;
     }
 
     /// Under the role (or before the relay): nothing reads the response again.
-    void end_body_locked() noexcept {
+    /// The socket leaves the relay's waits first: a connection given back may
+    /// be waited on by another stream next.
+    void end_body_locked(AfterBody after = AfterBody::close) noexcept {
         body_over_ = true;
         relay_.forget_socket();
+        if (after == AfterBody::give_back) request_.release();
         request_.close();
+    }
+
+    /// Bytes read, by either thread (they take turns under the role, or the
+    /// reader alone): counted with plain stores, no locked add per piece, and
+    /// the idle deadline restarts.
+    void count_read(std::size_t n) noexcept {
+        last_read_.store(Clock::now());
+        bytes_.store(bytes_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
 
     /// The reader's side of the relay: it reads while the consumer is not
@@ -541,9 +547,8 @@ class WindowSource final : public ChunkSource {
     // (role_) goes to whichever thread the socket woke.
     ReadRelay relay_;
     std::atomic<bool> relay_on_{false};
-    std::mutex role_;            ///< held for every read of request_ once relay_on_
-    bool body_over_ = false;     ///< guarded by role_: the body ended or failed
-    bool socket_ready_ = false;  ///< guarded by role_: the consumer's wait saw the socket
+    std::mutex role_;         ///< held for every read of request_ once relay_on_
+    bool body_over_ = false;  ///< guarded by role_: the body ended or failed
     /// The last bytes read, or the window reopening after a park: the idle
     /// deadline of the consumer's wait counts from it.
     std::atomic<Clock::time_point> last_read_{};
