@@ -19,6 +19,7 @@
 #include "core/limits.hpp"
 #include "transport/io_counters.hpp"
 #include "transport/io_wait.hpp"
+#include "transport/plain_syscalls.hpp"
 
 namespace nous::http::detail {
 
@@ -164,7 +165,7 @@ long Connection::socket_send(const char* data, std::size_t n) {
 }
 
 long Connection::socket_recv(char* buffer, std::size_t n) {
-    if (io_nonblocking_) return ::recv(fd_, buffer, n, MSG_DONTWAIT);
+    if (io_nonblocking_) return socket_recv_call(fd_, buffer, n, MSG_DONTWAIT);
     // OpenSSL calls this as often as it needs to complete a record: checking
     // the total deadline before each wait is what bounds a record that drips
     // in a byte at a time (docs/design/poco-traps.md#no-total-deadline).
@@ -177,7 +178,7 @@ long Connection::socket_recv(char* buffer, std::size_t n) {
     op_recv_limit_ = std::min(op_total_by_, now + op_idle_);
     prepare_recv(op_recv_limit_);
     count_recv();
-    const ssize_t got = ::recv(fd_, buffer, n, 0);
+    const ssize_t got = socket_recv_call(fd_, buffer, n, 0);
     last_recv_filled_ = got > 0 && static_cast<std::size_t>(got) == n;
     return got;
 }
@@ -276,8 +277,8 @@ IoResult Connection::read_tls(char* buffer, std::size_t n, const Deadlines& dead
     }
 }
 
-IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& deadlines,
-                                const CancelToken* cancel) {
+inline IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& deadlines,
+                                       const CancelToken* cancel) {
     // One blocking recv() bounded by SO_RCVTIMEO (set only when it changes)
     // instead of poll() + recv(): one syscall per read on the hot path. A
     // cancel's shutdown() wakes it like it wakes poll().
@@ -288,7 +289,7 @@ IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadlines& de
         const auto limit = deadlines.read_limit(now);
         prepare_recv(limit);
         count_recv();
-        ssize_t got = ::recv(fd_, buffer, n, 0);
+        ssize_t got = socket_recv_call(fd_, buffer, n, 0);
         last_recv_filled_ = got > 0 && static_cast<std::size_t>(got) == n;
         if (got > 0) return {IoStatus::ok, static_cast<std::size_t>(got), {}};
         if (is_cancelled(cancel)) return {IoStatus::cancelled, 0, "cancelled"};
@@ -312,7 +313,7 @@ bool Connection::input_pending() const noexcept {
 bool Connection::readable_now() noexcept {
     if (input_pending()) return true;
     char byte;
-    const ssize_t got = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t got = socket_recv_call(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     // Data, an end, or an error other than "nothing yet": a read reports it at once.
     return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
 }

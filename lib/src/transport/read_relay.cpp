@@ -20,6 +20,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "transport/plain_syscalls.hpp"
+
 namespace nous::http::detail {
 
 namespace {
@@ -68,7 +70,7 @@ bool ReadRelay::open(int socket_fd, std::size_t reserve) noexcept {
 
 ReadRelay::Woken ReadRelay::wait(int epoll_fd, int timeout_ms) noexcept {
     epoll_event events[2];
-    const int n = ::epoll_wait(epoll_fd, events, 2, timeout_ms);
+    const int n = epoll_wait_call(epoll_fd, events, 2, timeout_ms);
     if (n == 0) return Woken::timeout;
     if (n < 0) return Woken::signal;  // EINTR: the caller looks again
     for (int i = 0; i < n; ++i)
