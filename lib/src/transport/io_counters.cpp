@@ -2,6 +2,8 @@
 
 #include "transport/io_counters.hpp"
 
+#include <atomic>
+
 namespace nous::http::detail {
 
 namespace {
@@ -10,10 +12,22 @@ namespace {
 // on every stream's thread (the lock also waits for the thread's pending
 // stores, at token rates cold ones).
 thread_local IoCounters t_counters;
+// Counting starts the first time anyone asks: until then a read does not
+// touch its thread's counters (a line of thread-local storage that is cold
+// at each token's wake-up), only this flag, which no read writes and every
+// thread keeps cached.
+std::atomic<bool> g_counting{false};
 }  // namespace
 
-IoCounters io_counters() noexcept { return t_counters; }
-void count_send() noexcept { ++t_counters.send_calls; }
-void count_recv() noexcept { ++t_counters.recv_calls; }
+IoCounters io_counters() noexcept {
+    g_counting.store(true, std::memory_order_relaxed);
+    return t_counters;
+}
+void count_send() noexcept {
+    if (g_counting.load(std::memory_order_relaxed)) ++t_counters.send_calls;
+}
+void count_recv() noexcept {
+    if (g_counting.load(std::memory_order_relaxed)) ++t_counters.recv_calls;
+}
 
 }  // namespace nous::http::detail

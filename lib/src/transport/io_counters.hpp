@@ -12,6 +12,8 @@ struct IoCounters {
     std::uint64_t send_calls = 0;  ///< send/sendmsg/SSL_write calls made by our write path
     std::uint64_t recv_calls = 0;  ///< recv/SSL_read calls made by our read path
 };
+/// The calling thread's counts. The first call starts the counting (of every thread):
+/// a test takes its "before" snapshot with it.
 IoCounters io_counters() noexcept;
 void count_send() noexcept;
 void count_recv() noexcept;
