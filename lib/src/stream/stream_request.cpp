@@ -118,9 +118,5 @@ ResponseReader::Piece StreamRequest::read(std::string& out, std::optional<Error>
     return attempt_->reader().read_body_piece(out, error);
 }
 
-ResponseReader::Piece StreamRequest::read_view(std::string_view& out, std::optional<Error>& error) {
-    return attempt_->reader().read_body_view(out, error);
-}
-
 }  // namespace detail
 }  // namespace nous::http

@@ -76,8 +76,10 @@ class Connection final : public Transport, private SocketIo {
     void prepare_recv(Clock::time_point limit);
     IoResult write_tls(std::string_view head, std::string_view body, const Deadlines& deadlines,
                        const CancelToken* cancel);
-    IoResult read_plain(char* buffer, std::size_t n, const Deadlines& deadlines,
-                        const CancelToken* cancel);
+    // Inlined into read_some(), as ResponseReader::refill() is into its callers.
+    [[gnu::always_inline]] IoResult read_plain(char* buffer, std::size_t n,
+                                               const Deadlines& deadlines,
+                                               const CancelToken* cancel);
     IoResult read_tls(char* buffer, std::size_t n, const Deadlines& deadlines,
                       const CancelToken* cancel);
 

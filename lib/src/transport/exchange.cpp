@@ -202,7 +202,7 @@ bool ResponseReader::read_direct(char* into, std::size_t want, std::size_t& got,
     return true;
 }
 
-bool ResponseReader::refill(Piece& last, std::optional<Error>& error) {
+inline bool ResponseReader::refill(Piece& last, std::optional<Error>& error) {
     IoResult r = transport_.read_some(buffer_, size_, params_.deadlines, params_.cancel);
     if (r.status == IoStatus::eof && framer_.complete_at_eof()) {
         if (framer_.mode() == BodyFramer::Mode::until_close) framer_.start(BodyFramer::Mode::none);

@@ -73,7 +73,9 @@ class ResponseReader {
     std::optional<Error> fill();  ///< reads more into buffer_ (head phase)
     /// Reads the socket into buffer_ (body phase): false with the Piece that
     /// ends the body (end, or error setting `error`) when there is nothing more.
-    bool refill(Piece& last, std::optional<Error>& error);
+    // Inlined into its callers: a blocking read's every frame is one more
+    // cold stack line when the read returns (docs/design/pool.md, "Reads").
+    [[gnu::always_inline]] bool refill(Piece& last, std::optional<Error>& error);
     /// The framer failed: a protocol error.
     Piece framing_error(std::optional<Error>& error) const;
     /// How many body bytes to read straight into the caller's storage now (a
