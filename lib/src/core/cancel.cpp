@@ -10,13 +10,9 @@ CancelToken::CancelToken() : state_(std::make_unique<State>()) {}
 CancelToken::~CancelToken() = default;
 
 void CancelToken::cancel() noexcept {
-    state_->cancelled.store(true, std::memory_order_release);
+    cancelled_.store(true, std::memory_order_release);
     std::lock_guard lock(state_->mutex);
     for (detail::CancelTarget* target : state_->targets) target->interrupt();
-}
-
-bool CancelToken::cancelled() const noexcept {
-    return state_->cancelled.load(std::memory_order_acquire);
 }
 
 namespace detail {
@@ -27,7 +23,7 @@ CancelRegistration::CancelRegistration(const CancelToken* token, CancelTarget* t
     auto& state = CancelAccess::state(*token_);
     std::lock_guard lock(state.mutex);
     state.targets.push_back(target_);
-    if (state.cancelled.load(std::memory_order_acquire)) target_->interrupt();
+    if (token_->cancelled()) target_->interrupt();
 }
 
 CancelRegistration::~CancelRegistration() {

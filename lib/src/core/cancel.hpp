@@ -28,7 +28,6 @@ class CancelTarget {
 }  // namespace detail
 
 struct CancelToken::State {
-    std::atomic<bool> cancelled{false};
     std::mutex mutex;
     std::vector<detail::CancelTarget*> targets;  ///< guarded by mutex
 };

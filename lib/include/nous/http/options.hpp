@@ -2,6 +2,7 @@
 // Per-call options, application config, and the hooks tests inject.
 // Every default lives in defaults:: with the reason for it.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -77,12 +78,15 @@ class CancelToken {
     /// Thread-safe. Makes the call it is attached to return `cancelled` promptly.
     void cancel() noexcept;
     /// Thread-safe.
-    bool cancelled() const noexcept;
+    bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
 
   private:
     friend struct detail::CancelAccess;
     struct State;
-    std::unique_ptr<State> state_;
+    // The flag beside its owner, not in State: a stream reads it before every
+    // read, and a stream's own token lives among the stream's other hot state.
+    std::atomic<bool> cancelled_{false};
+    std::unique_ptr<State> state_;  ///< the targets a cancel interrupts
 };
 
 /// Per-call options. Unset optionals fall back to the app Config, then defaults::.
