@@ -13,6 +13,17 @@ namespace nous::http {
 
 // ---- the handle --------------------------------------------------------------
 
+namespace {
+/// A source's next piece, built straight into the stream's `current` by
+/// optional::emplace (the conversion's prvalue is the piece itself). A piece
+/// returned and then moved in was one more piece's worth of cold stack lines
+/// at every read, and a read of both pieces' far ends.
+struct NextPiece {
+    ChunkSource& source;
+    operator ChunkSource::Piece() const { return source.next(); }
+};
+}  // namespace
+
 /// The handle's state. It is also what a caller's shared token
 /// (Options::cancel) interrupts: a cancel of that token ends this stream as
 /// Stream::cancel() does, whichever backend made it; and what the content
@@ -36,7 +47,9 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     std::atomic<std::uint64_t> items{0};
     std::size_t view_pos = 0;
     std::vector<EventView> views;
-    ChunkSource::Piece current;  ///< the bytes the views point into
+    /// The bytes the views point into. Built in place by each next() (see
+    /// NextPiece): none before the first.
+    std::optional<ChunkSource::Piece> current;
     /// Registered with the content watcher, after `source` so that it is
     /// dropped before the source it interrupts is destroyed.
     std::optional<detail::ContentWatch> content_watch;
@@ -217,14 +230,14 @@ std::optional<StreamItemView> Stream::next_view() {
         }
         if (s.finished || !s.source) return result;
         // The views of the previous piece are void from here: its storage goes back.
-        if (s.current.kind == ChunkSource::Piece::Kind::data && s.current.view.empty())
-            s.source->recycle(std::move(s.current.bytes));
+        if (s.current && s.current->kind == ChunkSource::Piece::Kind::data &&
+            s.current->view.empty())
+            s.source->recycle(std::move(s.current->bytes));
         if (s.content_watch) s.content_watch->waiting();
-        s.current = s.source->next();
-        switch (s.current.kind) {
+        ChunkSource::Piece& current = s.current.emplace(NextPiece{*s.source});
+        switch (current.kind) {
             case ChunkSource::Piece::Kind::data:
-                s.decode(s.current.view.empty() ? std::string_view(s.current.bytes)
-                                                : s.current.view);
+                s.decode(current.view.empty() ? std::string_view(current.bytes) : current.view);
                 break;
             case ChunkSource::Piece::Kind::end: {
                 s.views.clear();
@@ -239,7 +252,7 @@ std::optional<StreamItemView> Stream::next_view() {
             case ChunkSource::Piece::Kind::error:
                 s.views.clear();
                 s.view_pos = 0;
-                s.end_with(s.failure(std::move(*s.current.error)));
+                s.end_with(s.failure(std::move(*current.error)));
                 break;
         }
     }
