@@ -948,6 +948,34 @@ std::vector<Event> fixture_events(Provider provider) {
     return events;
 }
 
+/// Whether `d` is a Delta with nothing but its text set.
+bool is_bare_text(const Delta& d) {
+    return d.reasoning.empty() && d.reasoning_signature.empty() && d.reasoning_id.empty() &&
+           d.tool_calls.empty() && !d.input_tokens && !d.output_tokens && !d.cached_input_tokens &&
+           !d.reasoning_tokens && !d.finish_reason && !d.error && !d.end_of_message;
+}
+
+/// The three-argument parse() against the two-argument one's `deltas`: an
+/// event handed back as text is exactly one bare text Delta of that text
+/// (and nothing is appended), any other event appends the same deltas.
+void check_text_only_agrees(Provider provider, const Event& e, const std::vector<Delta>& deltas) {
+    DeltaParser lean(provider);
+    nous::http::EventView view;
+    view.type = e.type;
+    view.data = e.data;
+    std::vector<Delta> out;
+    std::optional<std::string_view> text_only = "stale";  // reset by every call
+    lean.parse(view, out, text_only);
+    if (text_only) {
+        CHECK(out.empty());
+        REQUIRE(deltas.size() == 1);
+        CHECK(is_bare_text(deltas[0]));
+        CHECK(deltas[0].text == *text_only);
+    } else {
+        CHECK(out.size() == deltas.size());
+    }
+}
+
 /// A provider's fast reader of common events against the document read:
 /// the same verdict, the same deltas, the same message.
 void check_fast_reader_agrees(Provider provider, const Event& e) {
@@ -963,6 +991,7 @@ void check_fast_reader_agrees(Provider provider, const Event& e) {
     for (const Delta& d : b) fb.add(d);
     CHECK(a.size() == b.size());
     CHECK(to_json(fa.result()) == to_json(fb.result()));
+    check_text_only_agrees(provider, e, a);
 }
 
 }  // namespace
@@ -1030,6 +1059,57 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
                                  "content_block_delta", delta));
     CHECK_FALSE(json.anthropic_delta(R"({"type":"message_stop"})", "message_stop", delta));
     CHECK_FALSE(json.anthropic_delta(R"({"type":"ping"})", "content_block_delta", delta));
+}
+
+TEST_CASE("the three-argument parse hands back each provider's common text event as text") {
+    // Were it to append them instead, run_chat's messages would be the same
+    // (the checks above pass either way), only costlier: so it is checked here.
+    struct Case {
+        Provider provider;
+        const char* type;
+        const char* data;
+        const char* text;  ///< nullptr: appended as deltas
+    };
+    const Case cases[] = {
+        {Provider::openai, "",
+         R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]})",
+         " tok"},
+        {Provider::openai, "", R"({"choices":[{"index":0,"delta":{"content":"a\u00e9"}}]})",
+         "a\xc3\xa9"},
+        // An empty content is still a delta of its own (the role's first chunk).
+        {Provider::openai, "", R"({"choices":[{"index":0,"delta":{"content":""}}]})", ""},
+        {Provider::openai, "",
+         R"({"choices":[{"index":0,"delta":{"content":"end"},"finish_reason":"stop"}]})", nullptr},
+        {Provider::openai, "", R"({"choices":[{"index":0,"delta":{"reasoning_content":"r"}}]})",
+         nullptr},
+        {Provider::anthropic, "content_block_delta",
+         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}})",
+         "hi"},
+        {Provider::anthropic, "content_block_delta",
+         R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})",
+         nullptr},
+        {Provider::openai_responses, "response.output_text.delta",
+         R"({"type":"response.output_text.delta","item_id":"m","output_index":0,"content_index":0,"delta":"yo","sequence_number":4})",
+         "yo"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.data);
+        DeltaParser parser(c.provider);
+        nous::http::EventView view;
+        view.type = c.type;
+        view.data = c.data;
+        std::vector<Delta> out;
+        std::optional<std::string_view> text_only;
+        REQUIRE_FALSE(parser.parse(view, out, text_only));
+        if (c.text) {
+            REQUIRE(text_only);
+            CHECK(*text_only == c.text);
+            CHECK(out.empty());
+        } else {
+            CHECK_FALSE(text_only);
+            CHECK_FALSE(out.empty());
+        }
+    }
 }
 
 TEST_CASE("the fast reader of Responses token events gives exactly the document read's deltas") {

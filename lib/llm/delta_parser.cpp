@@ -165,6 +165,18 @@ void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
     if (!any && !adds_something(d)) out.pop_back();
 }
 
+/// Whether the chunk's whole delta is its text: a Delta with nothing but
+/// `text` set (what openai_fast() would append).
+bool is_text_only(const detail::EventJson::OpenAIChunk& chunk) {
+    return chunk.has_content && !chunk.has_reasoning_content && !chunk.has_reasoning &&
+           !chunk.has_finish_reason && !chunk.has_usage;
+}
+
+/// The same for a text or reasoning token event: a non-empty text fragment.
+bool is_text_only(const detail::EventJson::TextDelta& delta) {
+    return !delta.reasoning && !delta.text.empty();
+}
+
 /// The delta anthropic() or responses_event() makes from a text or
 /// reasoning token event, from the fast readers' view.
 void text_or_reasoning(const detail::EventJson::TextDelta& delta, std::vector<Delta>& out) {
@@ -298,6 +310,18 @@ std::optional<Error> DeltaParser::parse(const nous::http::Event& event, std::vec
 
 std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
                                         std::vector<Delta>& out) {
+    return parse_event(event, out, nullptr);
+}
+
+std::optional<Error> DeltaParser::parse(const nous::http::EventView& event, std::vector<Delta>& out,
+                                        std::optional<std::string_view>& text_only) {
+    text_only.reset();
+    return parse_event(event, out, &text_only);
+}
+
+std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event,
+                                              std::vector<Delta>& out,
+                                              std::optional<std::string_view>* text_only) {
     std::string_view data = event.data;
     while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r'))
         data.remove_prefix(1);
@@ -306,7 +330,10 @@ std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
     if (provider_ == Provider::openai && fast_paths_) {
         detail::EventJson::OpenAIChunk chunk;
         if (json_->openai_chunk(data, chunk)) {
-            openai_fast(chunk, out);
+            if (text_only && is_text_only(chunk))
+                *text_only = chunk.content;
+            else
+                openai_fast(chunk, out);
             return std::nullopt;
         }
     }
@@ -314,14 +341,20 @@ std::optional<Error> DeltaParser::parse(const nous::http::EventView& event,
     if (provider_ == Provider::anthropic && fast_paths_) {
         detail::EventJson::TextDelta delta;
         if (json_->anthropic_delta(data, event.type, delta)) {
-            text_or_reasoning(delta, out);
+            if (text_only && is_text_only(delta))
+                *text_only = delta.text;
+            else
+                text_or_reasoning(delta, out);
             return std::nullopt;
         }
     }
     if (provider_ == Provider::openai_responses && fast_paths_) {
         detail::EventJson::TextDelta delta;
         if (json_->responses_delta(data, delta)) {
-            text_or_reasoning(delta, out);
+            if (text_only && is_text_only(delta))
+                *text_only = delta.text;
+            else
+                text_or_reasoning(delta, out);
             return std::nullopt;
         }
     }

@@ -40,6 +40,11 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     DeltaParser parser(request.provider);
     Accumulator accumulator;
     std::vector<Delta> deltas;
+    // The commonest event, a text fragment, goes to the caller in this one
+    // Delta, of which only `text` ever changes: a token touches its first
+    // line, not a whole Delta built and destroyed (docs/llm.md, "Deltas").
+    Delta text_delta;
+    std::optional<std::string_view> text_only;
     auto finished = [&] {
         ChatResult result = accumulator.result();
         result.headers = stream.response_headers();  // one copy of the headers
@@ -52,7 +57,14 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         if (item->is_done()) break;
         if (item->is_error()) return provider_error(request.provider, *item->error);
         deltas.clear();
-        if (auto e = parser.parse(item->event, deltas)) return *e;
+        if (auto e = parser.parse(item->event, deltas, text_only)) return *e;
+        if (text_only) {
+            accumulator.add_text(*text_only);
+            if (!on_delta) continue;
+            text_delta.text.assign(*text_only);
+            if (!on_delta(text_delta)) return finished();  // the caller stopped it
+            continue;
+        }
         for (const Delta& d : deltas) {
             accumulator.add(d);
             const bool go_on = !on_delta || on_delta(d);

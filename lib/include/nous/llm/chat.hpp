@@ -211,11 +211,24 @@ class DeltaParser {
     std::optional<Error> parse(const nous::http::Event& event, std::vector<Delta>& out);
     /// The same from a view (Stream::next_view): no copy of the event.
     std::optional<Error> parse(const nous::http::EventView& event, std::vector<Delta>& out);
+    /// The same, with the commonest event kept out of `out`: when the event's
+    /// whole delta is one Delta with nothing but its text (an OpenAI content
+    /// chunk, its text possibly empty; an Anthropic text_delta or a Responses
+    /// output_text delta, never empty), `text_only` views that text (valid
+    /// until the next call, like the event) and `out` is left alone;
+    /// otherwise `text_only` is empty and the deltas are appended as above.
+    /// A stream's loop that reuses one Delta for those events touches a line
+    /// of it per token instead of constructing and destroying a whole one.
+    std::optional<Error> parse(const nous::http::EventView& event, std::vector<Delta>& out,
+                               std::optional<std::string_view>& text_only);
     /// Tests and fuzzing: off, every event is read through a document, so
     /// that the fast reader of common chunks can be compared with it.
     void use_fast_paths(bool on) noexcept { fast_paths_ = on; }
 
   private:
+    std::optional<Error> parse_event(const nous::http::EventView& event, std::vector<Delta>& out,
+                                     std::optional<std::string_view>* text_only);
+
     Provider provider_;
     int gemini_calls_ = 0;
     /// OpenAI-compatible servers that omit a tool call's "index": the call
@@ -259,6 +272,8 @@ struct ChatResult {
 class Accumulator {
   public:
     void add(const Delta& delta);
+    /// add() of a Delta with nothing but this text.
+    void add_text(std::string_view text) { partial_.text += text; }
     ChatResult result() const;
 
   private:
