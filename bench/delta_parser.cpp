@@ -1,7 +1,7 @@
 // bench/delta_parser: what nous::llm::DeltaParser costs per event on the
 // consumer's thread, in ns, for a real-sized OpenAI chunk (the fields
-// api.openai.com sends today), an Anthropic text delta and a Responses API
-// text delta; each with the fast reader of common events and through a
+// api.openai.com sends today), an Anthropic text delta, a Responses API
+// text delta and a Gemini chunk; each with the fast reader of common events and through a
 // document. Single thread, a steady stream: the OpenAI chunks in turn carry
 // different tokens and padding (as a stream's do: read from the stream's
 // chunk shape), and again in turn with two shapes (each chunk then scanned).
@@ -63,6 +63,13 @@ int main() {
     responses.data =
         R"({"type":"response.output_text.delta","sequence_number":12,"item_id":"msg_67ccd3acc8d48190a77525dc6de64b4104becb25c5a5ad26",)"
         R"("output_index":0,"content_index":0,"delta":" token","logprobs":[],"obfuscation":"a1b2c3"})";
+    // As generativelanguage.googleapis.com streams a token (alt=sse): usage on every chunk.
+    nous::http::Event gemini;
+    gemini.data =
+        R"({"candidates": [{"content": {"parts": [{"text": " token"}],"role": "model"},"index": 0}],)"
+        R"("usageMetadata": {"promptTokenCount": 8,"candidatesTokenCount": 12,"totalTokenCount": 40,)"
+        R"("promptTokensDetails": [{"modality": "TEXT","tokenCount": 8}],"thoughtsTokenCount": 20},)"
+        R"("modelVersion": "gemini-2.5-flash","responseId": "x5ZPaNa2LbfY1PIPvpHnkAg"})";
     constexpr std::size_t rounds = 2'000'000;
     std::printf("# DeltaParser::parse, ns per event (single thread, %zu events each)\n", rounds);
     std::printf("%-40s %6s %8s\n", "event", "bytes", "ns");
@@ -82,5 +89,9 @@ int main() {
     std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta (document)",
                 responses.data.size(),
                 ns_per_event(nous::llm::Provider::openai_responses, {responses}, false, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "gemini chunk", gemini.data.size(),
+                ns_per_event(nous::llm::Provider::gemini, {gemini}, true, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "gemini chunk (document read)", gemini.data.size(),
+                ns_per_event(nous::llm::Provider::gemini, {gemini}, false, rounds));
     return 0;
 }

@@ -1088,6 +1088,12 @@ TEST_CASE("the three-argument parse hands back each provider's common text event
         {Provider::anthropic, "content_block_delta",
          R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}})",
          nullptr},
+        {Provider::gemini, "",
+         R"({"candidates":[{"content":{"parts":[{"text":"ge"}],"role":"model"},"index":0}],"modelVersion":"m"})",
+         "ge"},
+        {Provider::gemini, "",
+         R"({"candidates":[{"content":{"parts":[{"text":"ge"}],"role":"model"}}],"usageMetadata":{"promptTokenCount":8}})",
+         nullptr},
         {Provider::openai_responses, "response.output_text.delta",
          R"({"type":"response.output_text.delta","item_id":"m","output_index":0,"content_index":0,"delta":"yo","sequence_number":4})",
          "yo"},
@@ -1110,6 +1116,84 @@ TEST_CASE("the three-argument parse hands back each provider's common text event
             CHECK_FALSE(out.empty());
         }
     }
+}
+
+TEST_CASE("the fast reader of Gemini chunks gives exactly the document read's deltas") {
+    // Every Gemini fixture's events, and shapes at the edges of what the fast
+    // reader takes (it hands anything else to the document read).
+    std::vector<Event> events = fixture_events(Provider::gemini);
+    for (
+        const char* edge : {
+            R"({"candidates":[{"content":{"parts":[{"text":"a"}],"role":"model"},"index":0}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":""}],"role":"model"}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"a"},{"text":"b"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"a","text":"b"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":1}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":null,"text":"b"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":["x"]}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":true}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":false}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thoughtSignature":"sig"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{},{"text":"after empty"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"x","data":"AA"}},{"text":"t"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[1]}}]})",
+            R"({"candidates":[{"content":{"parts":[[{"text":"nested"}]]}}]})",
+            R"({"candidates":[{"content":{"parts":{"text":"not an array"}}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"a"}],"parts":[{"text":"b"}]}}]})",
+            R"({"candidates":[{"content":[{"parts":[{"text":"a"}]}]}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"a"}]},"content":{"parts":[{"text":"b"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"a"}]}},{"content":{"parts":[{"text":"b"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"a"}]}}],"candidates":[]})",
+            R"({"candidates":{"content":{"parts":[{"text":"a"}]}}})",
+            R"({"candidates":"x"})",
+            R"({"candidates":[1]})",
+            R"({"candidates":[]})",
+            R"({"candidates":[{}]})",
+            R"({"candidates":[{"finishReason":"STOP","index":0}]})",
+            R"({"candidates":[{"finishReason":"STOP","finishReason":"MAX_TOKENS"}]})",
+            R"({"candidates":[{"finishReason":1}]})",
+            R"({"candidates":[{"finishReason":{"x":1}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"STOP","safetyRatings":[{"category":"HARM_CATEGORY_HATE_SPEECH","probability":"NEGLIGIBLE"}],"citationMetadata":{"citationSources":[{"startIndex":1,"uri":"u"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"x"}]}}],"usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":4,"totalTokenCount":12,"promptTokensDetails":[{"modality":"TEXT","tokenCount":8}]},"modelVersion":"gemini-2.5-flash","responseId":"r"})",
+            R"({"usageMetadata":{"promptTokenCount":8,"cachedContentTokenCount":2,"thoughtsTokenCount":3}})",
+            R"({"usageMetadata":{"promptTokenCount":8,"promptTokenCount":9}})",
+            R"({"usageMetadata":{"promptTokenCount":8.5}})",
+            R"({"usageMetadata":{"promptTokenCount":"8"}})",
+            R"({"usageMetadata":{"promptTokenCount":null}})",
+            R"({"usageMetadata":{"promptTokenCount":[8]}})",
+            R"({"usageMetadata":{"promptTokenCount":9223372036854775807}})",
+            R"({"usageMetadata":{"promptTokenCount":-1}})",
+            R"({"usageMetadata":{}})",
+            R"({"usageMetadata":5})",
+            R"({"usageMetadata":{"promptTokenCount":1},"usageMetadata":{"promptTokenCount":2}})",
+            R"({"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}})",
+            R"({"candidates":[{"content":{"parts":[{"text":"x"}]}}],"error":null})",
+            R"([{"candidates":[{"content":{"parts":[{"text":"wrapped"}]}}]}])",
+            R"({"candidates":[{"content":{"parts":[{"text":"esc \"q\" \u00e9\n"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"deep"}],"x":{"a":{"b":{"c":{"d":1}}}}}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"big"}]}}],"n":1e400})",
+            R"({"modelVersion":"m"})",
+            R"("text")",
+        })
+        events.emplace_back().data = edge;
+    for (const Event& e : events) check_fast_reader_agrees(Provider::gemini, e);
+    // And it does take the common chunk itself, with a view into the text.
+    nous::llm::detail::EventJson json;
+    nous::llm::detail::EventJson::GeminiChunk chunk;
+    const std::string text =
+        R"({"candidates": [{"content": {"parts": [{"text": " quick brown fox"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 8,"candidatesTokenCount": 4,"totalTokenCount": 12},"modelVersion": "gemini-1.5-flash"})";
+    REQUIRE(json.gemini_chunk(text, chunk));
+    CHECK(chunk.has_text);
+    CHECK(chunk.text == " quick brown fox");
+    CHECK(points_into(chunk.text, text));
+    CHECK(chunk.finish_reason == "STOP");
+    CHECK(chunk.input_tokens == 8);
+    CHECK(chunk.output_tokens == 4);
+    CHECK_FALSE(chunk.cached_input_tokens);
+    CHECK_FALSE(json.gemini_chunk(R"({"error":{"code":500}})", chunk));
+    CHECK_FALSE(json.gemini_chunk(
+        R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}]})", chunk));
 }
 
 TEST_CASE("the fast reader of Responses token events gives exactly the document read's deltas") {

@@ -165,11 +165,34 @@ void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
     if (!any && !adds_something(d)) out.pop_back();
 }
 
+/// The same delta gemini() makes, from the Gemini reader's fields.
+void gemini_fast(const detail::EventJson::GeminiChunk& chunk, std::vector<Delta>& out) {
+    Delta& d = out.emplace_back();  // in place, as openai_fast()
+    if (chunk.has_text) d.text.assign(chunk.text);
+    if (chunk.has_finish_reason) {
+        d.finish_reason = std::string(chunk.finish_reason);
+        d.end_of_message = true;
+    }
+    d.input_tokens = chunk.input_tokens;
+    d.output_tokens = chunk.output_tokens;
+    d.cached_input_tokens = chunk.cached_input_tokens;
+    d.reasoning_tokens = chunk.reasoning_tokens;
+    if (!adds_something(d)) out.pop_back();
+}
+
 /// Whether the chunk's whole delta is its text: a Delta with nothing but
 /// `text` set (what openai_fast() would append).
 bool is_text_only(const detail::EventJson::OpenAIChunk& chunk) {
     return chunk.has_content && !chunk.has_reasoning_content && !chunk.has_reasoning &&
            !chunk.has_finish_reason && !chunk.has_usage;
+}
+
+/// The same for a Gemini chunk: a non-empty text and nothing else (an
+/// empty one adds nothing, as gemini() finds).
+bool is_text_only(const detail::EventJson::GeminiChunk& chunk) {
+    return chunk.has_text && !chunk.text.empty() && !chunk.has_finish_reason &&
+           !chunk.input_tokens && !chunk.output_tokens && !chunk.cached_input_tokens &&
+           !chunk.reasoning_tokens;
 }
 
 /// The same for a text or reasoning token event: a non-empty text fragment.
@@ -337,7 +360,8 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
             return std::nullopt;
         }
     }
-    // The common Anthropic and Responses token events likewise (text or reasoning).
+    // The common Anthropic and Responses token events likewise (text or
+    // reasoning), and the common Gemini chunk.
     if (provider_ == Provider::anthropic && fast_paths_) {
         detail::EventJson::TextDelta delta;
         if (json_->anthropic_delta(data, event.type, delta)) {
@@ -345,6 +369,16 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
                 *text_only = delta.text;
             else
                 text_or_reasoning(delta, out);
+            return std::nullopt;
+        }
+    }
+    if (provider_ == Provider::gemini && fast_paths_) {
+        detail::EventJson::GeminiChunk chunk;
+        if (json_->gemini_chunk(data, chunk)) {
+            if (text_only && is_text_only(chunk))
+                *text_only = chunk.text;
+            else
+                gemini_fast(chunk, out);
             return std::nullopt;
         }
     }

@@ -76,6 +76,23 @@ class EventJson {
     /// False for anything else; the view lives as openai_chunk's do.
     bool responses_delta(std::string_view text, TextDelta& out);
 
+    /// The common Gemini chunk, read without a document: one candidate whose
+    /// content's parts hold at most one "text" (no thought, thought
+    /// signature or function call), its finishReason, and the usageMetadata
+    /// counts. False for anything else (an error, a tool call, thoughts,
+    /// several candidates or texts, a member that is not what it should be,
+    /// malformed or deep JSON): the caller then parses a document. The views
+    /// live as openai_chunk's do.
+    struct GeminiChunk {
+        bool has_text = false;
+        std::string_view text;
+        bool has_finish_reason = false;
+        std::string_view finish_reason;
+        std::optional<std::int64_t> input_tokens, output_tokens, cached_input_tokens,
+            reasoning_tokens;
+    };
+    bool gemini_chunk(std::string_view text, GeminiChunk& out);
+
   private:
     using Pool = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
     using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, Pool>;

@@ -1,9 +1,10 @@
 // libFuzzer: the provider delta parsers and the accumulator. Any bytes, as an
 // SSE body of any provider and as a non-streamed response: never a crash, the
-// same message whole or in pieces, and (OpenAI) the same message from the
-// fast reader of common chunks as from the document read. The same bytes as
-// a --messages conversation: read, then built into every format's request,
-// and each message written back reads the same.
+// same message whole or in pieces, from the fast readers of common events as
+// from the document read, and from the three-argument parse (bare text handed
+// back as text) as from the deltas. The same bytes as a --messages
+// conversation: read, then built into every format's request, and each
+// message written back reads the same.
 
 #include <string>
 
@@ -13,11 +14,15 @@
 
 namespace {
 
+/// How the events are parsed: the fast readers on or off, or (lean) the
+/// three-argument parse with bare text events added as text, as run_chat does.
+enum class Parse { fast, document, lean };
+
 std::string assemble(nous::llm::Provider provider, std::string_view bytes,
-                     const std::vector<std::size_t>& cuts, bool fast_paths = true) {
+                     const std::vector<std::size_t>& cuts, Parse how = Parse::fast) {
     auto sse = nous::http::make_sse_decoder(4096);
     nous::llm::DeltaParser parser(provider);
-    parser.use_fast_paths(fast_paths);
+    parser.use_fast_paths(how != Parse::document);
     nous::llm::Accumulator accumulator;
     std::vector<nous::http::Event> events;
     std::vector<nous::llm::Delta> deltas;
@@ -31,7 +36,17 @@ std::string assemble(nous::llm::Provider provider, std::string_view bytes,
         pos = end;
         for (const auto& event : events) {
             deltas.clear();
-            if (auto malformed = parser.parse(event, deltas)) verdict += "!";
+            std::optional<std::string_view> text_only;
+            nous::http::EventView view;
+            view.type = event.type;
+            view.data = event.data;
+            if (auto malformed = how == Parse::lean ? parser.parse(view, deltas, text_only)
+                                                    : parser.parse(event, deltas))
+                verdict += "!";
+            if (text_only) {
+                nous::fuzz::require(deltas.empty());
+                accumulator.add_text(*text_only);
+            }
             for (const auto& d : deltas) accumulator.add(d);
         }
         if (e) return verdict + "error";
@@ -50,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::string split =
             assemble(provider, bytes, nous::fuzz::cuts_for(size, nous::fuzz::seed_of(bytes)));
         nous::fuzz::require(whole == split);
-        nous::fuzz::require(whole == assemble(provider, bytes, {}, /*fast_paths=*/false));
+        nous::fuzz::require(whole == assemble(provider, bytes, {}, Parse::document));
+        nous::fuzz::require(whole == assemble(provider, bytes, {}, Parse::lean));
         (void)nous::llm::parse_chat_response(provider, bytes);
     }
     if (auto conversation = nous::llm::messages_from_json(bytes)) {
