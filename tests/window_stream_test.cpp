@@ -133,6 +133,75 @@ TEST_CASE(
     CHECK_FALSE(s.next().has_value());  // the body's end
 }
 
+TEST_CASE(
+    "the read relay: a consumer's read takes every event it brought, and the body's end or a "
+    "failure behind them") {
+    // The events arrive in one piece while the consumer waits: one read on
+    // its thread takes them all (and counts their bytes at once), nothing is
+    // left for the reader. Behind them, the body's end gives the connection
+    // back (the next stream reuses it), or a malformed chunk is the error
+    // after the events.
+    const bool ends = GENERATE(true, false);
+    constexpr int kBatch = 10;
+    std::string batch;
+    std::uint64_t batch_bytes = 0;
+    for (int i = 0; i < kBatch; ++i) {
+        const std::string event = "data: batch " + std::to_string(i) + "\n\n";
+        batch += chunk(event);
+        batch_bytes += event.size();
+    }
+    batch += ends ? "0\r\n\r\n" : "zz\r\n";
+    const pid_t consumer = this_thread_id();
+    std::atomic<int> first_received{0};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        for (int request = 1;; ++request) {
+            if (!peer.read_request()) return;
+            peer.send(kSseHead + chunk("data: first\n\n"));
+            if (!wait_until([&] {
+                    return first_received.load() == request && sleeping_in_epoll_wait(consumer);
+                }))
+                return;
+            peer.send(batch);
+            if (!ends) {
+                peer.stall();
+                return;
+            }
+        }
+    });
+    REQUIRE(room_for_the_relay());
+    for (int round = 1; round <= (ends ? 2 : 1); ++round) {
+        Stream s = stream(server.url(), "{}", {}, window_backend());
+        auto first = s.next();
+        REQUIRE(first);
+        REQUIRE(first->is_event());
+        const std::uint64_t bytes_before = s.stats().bytes;
+        // The first event may come through the queue (the reader read it with the head).
+        const std::uint64_t peak_before = s.stats().peak_inflight_bytes;
+        const std::uint64_t reads_before = recv_calls_here();
+        first_received = round;
+        for (int i = 0; i < kBatch; ++i) {
+            auto item = s.next();
+            REQUIRE(item);
+            REQUIRE(item->is_event());
+            CHECK(item->event.data == "batch " + std::to_string(i));
+            // The first event's read brought (and counted) the whole batch.
+            if (i == 0) CHECK(s.stats().bytes == bytes_before + batch_bytes);
+        }
+        auto last = s.next();
+        if (ends) {
+            CHECK_FALSE(last.has_value());  // the body's end
+        } else {
+            REQUIRE(last);
+            REQUIRE(last->is_error());
+            CHECK(last->error->code == ErrorCode::protocol);
+        }
+        CHECK(recv_calls_here() - reads_before == 1);
+        // Nothing went through the queue (each batch piece is longer than the first).
+        CHECK(s.stats().peak_inflight_bytes == peak_before);
+    }
+    if (ends) CHECK(server.connections() == 1);
+}
+
 TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the idle deadline") {
     const pid_t consumer = this_thread_id();
     FaultServer server([&](Peer& peer, std::uint64_t) {

@@ -44,6 +44,11 @@ class StreamRequest {
     ResponseReader::Piece read_view(std::string_view& out, std::optional<Error>& error) {
         return attempt_->reader().read_body_view(out, error);  // inline: one frame less a read
     }
+    /// The same from the read buffer alone (ResponseReader::read_buffered_view).
+    bool read_buffered_view(ResponseReader::Piece& piece, std::string_view& out,
+                            std::optional<Error>& error) {
+        return attempt_->reader().read_buffered_view(piece, out, error);
+    }
     /// Gives the connection back: to the pool when the body was read to its end.
     void release();
     /// Done with the response: the connection goes (closed unless release()

@@ -177,6 +177,26 @@ ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out,
     }
 }
 
+bool ResponseReader::read_buffered_view(Piece& piece, std::string_view& out,
+                                        std::optional<Error>& error) {
+    for (;;) {
+        if (framer_.done()) {
+            piece = Piece::end;
+            return true;
+        }
+        if (used_ == have_) return false;
+        used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
+        if (framer_.failed()) {
+            piece = framing_error(error);
+            return true;
+        }
+        if (!out.empty()) {
+            piece = Piece::data;
+            return true;
+        }
+    }
+}
+
 ResponseReader::Piece ResponseReader::framing_error(std::optional<Error>& error) const {
     error = Error(ErrorCode::protocol, "malformed chunked body: " + framer_.error());
     return Piece::error;

@@ -48,6 +48,9 @@ class ResponseReader {
     /// The next run of decoded body bytes without a copy: `out` points into
     /// the read buffer, valid until the next call on this reader.
     Piece read_body_view(std::string_view& out, std::optional<Error>& error);
+    /// read_body_view() from the read buffer alone, never the socket: false
+    /// when the buffer holds no further piece (its framing bytes are taken).
+    bool read_buffered_view(Piece& piece, std::string_view& out, std::optional<Error>& error);
 
     /// The next body read returns without waiting for the socket: the body's
     /// end was reached, bytes are in the read buffer, or the transport may
