@@ -138,7 +138,7 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
 }
 
 /// The same delta openai() makes, from the SAX reader's fields.
-void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>& out) {
+void append_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>& out) {
     // Built in place, not in a local moved in: a token's wake-up finds this
     // memory cold, and the local was one more Delta's worth of lines per token.
     Delta& d = out.emplace_back();
@@ -166,8 +166,8 @@ void openai_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
 }
 
 /// The same delta gemini() makes, from the Gemini reader's fields.
-void gemini_fast(const detail::EventJson::GeminiChunk& chunk, std::vector<Delta>& out) {
-    Delta& d = out.emplace_back();  // in place, as openai_fast()
+void append_fast(const detail::EventJson::GeminiChunk& chunk, std::vector<Delta>& out) {
+    Delta& d = out.emplace_back();  // in place, as for an OpenAI chunk
     if (chunk.has_text) d.text.assign(chunk.text);
     if (chunk.has_finish_reason) {
         d.finish_reason = std::string(chunk.finish_reason);
@@ -181,7 +181,7 @@ void gemini_fast(const detail::EventJson::GeminiChunk& chunk, std::vector<Delta>
 }
 
 /// Whether the chunk's whole delta is its text: a Delta with nothing but
-/// `text` set (what openai_fast() would append).
+/// `text` set (what append_fast() would append).
 bool is_text_only(const detail::EventJson::OpenAIChunk& chunk) {
     return chunk.has_content && !chunk.has_reasoning_content && !chunk.has_reasoning &&
            !chunk.has_finish_reason && !chunk.has_usage;
@@ -202,10 +202,26 @@ bool is_text_only(const detail::EventJson::TextDelta& delta) {
 
 /// The delta anthropic() or responses_event() makes from a text or
 /// reasoning token event, from the fast readers' view.
-void text_or_reasoning(const detail::EventJson::TextDelta& delta, std::vector<Delta>& out) {
+void append_fast(const detail::EventJson::TextDelta& delta, std::vector<Delta>& out) {
     if (delta.text.empty()) return;  // adds nothing, as the document path finds
-    Delta& d = out.emplace_back();   // in place, as openai_fast()
+    Delta& d = out.emplace_back();   // in place, as for an OpenAI chunk
     (delta.reasoning ? d.reasoning : d.text).assign(delta.text);
+}
+
+std::string_view text_of(const detail::EventJson::OpenAIChunk& chunk) { return chunk.content; }
+std::string_view text_of(const detail::EventJson::GeminiChunk& chunk) { return chunk.text; }
+std::string_view text_of(const detail::EventJson::TextDelta& delta) { return delta.text; }
+
+/// A fast reader's event: handed back as text when it is bare text and the
+/// caller asked (DeltaParser::parse's `text_only`), else its delta appended.
+template <typename Read>
+std::optional<Error> hand_out(const Read& read, std::vector<Delta>& out,
+                              std::optional<std::string_view>* text_only) {
+    if (text_only && is_text_only(read))
+        *text_only = text_of(read);
+    else
+        append_fast(read, out);
+    return std::nullopt;
 }
 
 void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out) {
@@ -349,47 +365,28 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
     while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r'))
         data.remove_prefix(1);
     if (data.empty()) return std::nullopt;  // keep-alive
-    // The common OpenAI token chunk without a document; anything else below.
-    if (provider_ == Provider::openai && fast_paths_) {
-        detail::EventJson::OpenAIChunk chunk;
-        if (json_->openai_chunk(data, chunk)) {
-            if (text_only && is_text_only(chunk))
-                *text_only = chunk.content;
-            else
-                openai_fast(chunk, out);
-            return std::nullopt;
-        }
-    }
-    // The common Anthropic and Responses token events likewise (text or
-    // reasoning), and the common Gemini chunk.
-    if (provider_ == Provider::anthropic && fast_paths_) {
-        detail::EventJson::TextDelta delta;
-        if (json_->anthropic_delta(data, event.type, delta)) {
-            if (text_only && is_text_only(delta))
-                *text_only = delta.text;
-            else
-                text_or_reasoning(delta, out);
-            return std::nullopt;
-        }
-    }
-    if (provider_ == Provider::gemini && fast_paths_) {
-        detail::EventJson::GeminiChunk chunk;
-        if (json_->gemini_chunk(data, chunk)) {
-            if (text_only && is_text_only(chunk))
-                *text_only = chunk.text;
-            else
-                gemini_fast(chunk, out);
-            return std::nullopt;
-        }
-    }
-    if (provider_ == Provider::openai_responses && fast_paths_) {
-        detail::EventJson::TextDelta delta;
-        if (json_->responses_delta(data, delta)) {
-            if (text_only && is_text_only(delta))
-                *text_only = delta.text;
-            else
-                text_or_reasoning(delta, out);
-            return std::nullopt;
+    // The common token events without a document (an OpenAI chunk, an
+    // Anthropic or Responses text or reasoning delta, a Gemini chunk);
+    // anything else below.
+    if (fast_paths_) {
+        switch (provider_) {
+            case Provider::openai:
+                if (detail::EventJson::OpenAIChunk chunk; json_->openai_chunk(data, chunk))
+                    return hand_out(chunk, out, text_only);
+                break;
+            case Provider::anthropic:
+                if (detail::EventJson::TextDelta delta;
+                    json_->anthropic_delta(data, event.type, delta))
+                    return hand_out(delta, out, text_only);
+                break;
+            case Provider::gemini:
+                if (detail::EventJson::GeminiChunk chunk; json_->gemini_chunk(data, chunk))
+                    return hand_out(chunk, out, text_only);
+                break;
+            case Provider::openai_responses:
+                if (detail::EventJson::TextDelta delta; json_->responses_delta(data, delta))
+                    return hand_out(delta, out, text_only);
+                break;
         }
     }
     // Depth-limited: a provider's bytes are server bytes.
