@@ -25,7 +25,7 @@ double ns_per_event(nous::llm::Provider provider, const std::vector<nous::http::
     for (std::size_t i = 0; i < rounds; ++i) {
         out.clear();
         if (parser.parse(events[i % events.size()], out)) return -1;
-        for (const auto& d : out) text += d.text.size();
+        for (const auto& d : out) text += d.text.size() + d.reasoning.size();
     }
     const double ns =
         std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
@@ -70,6 +70,11 @@ int main() {
         R"("usageMetadata": {"promptTokenCount": 8,"candidatesTokenCount": 12,"totalTokenCount": 40,)"
         R"("promptTokensDetails": [{"modality": "TEXT","tokenCount": 8}],"thoughtsTokenCount": 20},)"
         R"("modelVersion": "gemini-2.5-flash","responseId": "x5ZPaNa2LbfY1PIPvpHnkAg"})";
+    nous::http::Event gemini_thought;
+    gemini_thought.data =
+        R"({"candidates": [{"content": {"parts": [{"text": " thinking","thought": true}],"role": "model"},"index": 0}],)"
+        R"("usageMetadata": {"promptTokenCount": 8,"totalTokenCount": 30,"thoughtsTokenCount": 22},)"
+        R"("modelVersion": "gemini-2.5-flash","responseId": "x5ZPaNa2LbfY1PIPvpHnkAg"})";
     constexpr std::size_t rounds = 2'000'000;
     std::printf("# DeltaParser::parse, ns per event (single thread, %zu events each)\n", rounds);
     std::printf("%-40s %6s %8s\n", "event", "bytes", "ns");
@@ -93,5 +98,10 @@ int main() {
                 ns_per_event(nous::llm::Provider::gemini, {gemini}, true, rounds));
     std::printf("%-40s %6zu %8.0f\n", "gemini chunk (document read)", gemini.data.size(),
                 ns_per_event(nous::llm::Provider::gemini, {gemini}, false, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "gemini thought chunk", gemini_thought.data.size(),
+                ns_per_event(nous::llm::Provider::gemini, {gemini_thought}, true, rounds));
+    std::printf("%-40s %6zu %8.0f\n", "gemini thought chunk (document read)",
+                gemini_thought.data.size(),
+                ns_per_event(nous::llm::Provider::gemini, {gemini_thought}, false, rounds));
     return 0;
 }

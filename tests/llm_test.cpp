@@ -1132,7 +1132,19 @@ TEST_CASE("the fast reader of Gemini chunks gives exactly the document read's de
             R"({"candidates":[{"content":{"parts":[{"text":null,"text":"b"}]}}]})",
             R"({"candidates":[{"content":{"parts":[{"text":["x"]}]}}]})",
             R"({"candidates":[{"content":{"parts":[{"text":"t","thought":true}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"thought":true,"text":"t"}]}}]})",
             R"({"candidates":[{"content":{"parts":[{"text":"t","thought":false}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":true,"thought":false}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":"yes"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":null}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":{"a":1}}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t","thought":[true]}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"thought":true},{"text":"other part"}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"t"},{"thought":true}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"thought":false},{"text":"t","thought":true}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"thought":true}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"","thought":true}]}}]})",
+            R"({"candidates":[{"content":{"parts":[{"text":"hm","thought":true}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":5,"thoughtsTokenCount":3}})",
             R"({"candidates":[{"content":{"parts":[{"text":"t","thoughtSignature":"sig"}]}}]})",
             R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]}}]})",
             R"({"candidates":[{"content":{"parts":[{},{"text":"after empty"}]}}]})",
@@ -1191,6 +1203,11 @@ TEST_CASE("the fast reader of Gemini chunks gives exactly the document read's de
     CHECK(chunk.input_tokens == 8);
     CHECK(chunk.output_tokens == 4);
     CHECK_FALSE(chunk.cached_input_tokens);
+    // A thought part's text is reasoning, read here too.
+    REQUIRE(json.gemini_chunk(
+        R"({"candidates":[{"content":{"parts":[{"text":"hm","thought":true}]}}]})", chunk));
+    CHECK(chunk.thought);
+    CHECK(chunk.text == "hm");
     CHECK_FALSE(json.gemini_chunk(R"({"error":{"code":500}})", chunk));
     CHECK_FALSE(json.gemini_chunk(
         R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}]})", chunk));

@@ -168,7 +168,7 @@ void append_fast(const detail::EventJson::OpenAIChunk& chunk, std::vector<Delta>
 /// The same delta gemini() makes, from the Gemini reader's fields.
 void append_fast(const detail::EventJson::GeminiChunk& chunk, std::vector<Delta>& out) {
     Delta& d = out.emplace_back();  // in place, as for an OpenAI chunk
-    if (chunk.has_text) d.text.assign(chunk.text);
+    if (chunk.has_text) (chunk.thought ? d.reasoning : d.text).assign(chunk.text);
     if (chunk.has_finish_reason) {
         d.finish_reason = std::string(chunk.finish_reason);
         d.end_of_message = true;
@@ -190,7 +190,7 @@ bool is_text_only(const detail::EventJson::OpenAIChunk& chunk) {
 /// The same for a Gemini chunk: a non-empty text and nothing else (an
 /// empty one adds nothing, as gemini() finds).
 bool is_text_only(const detail::EventJson::GeminiChunk& chunk) {
-    return chunk.has_text && !chunk.text.empty() && !chunk.has_finish_reason &&
+    return chunk.has_text && !chunk.thought && !chunk.text.empty() && !chunk.has_finish_reason &&
            !chunk.input_tokens && !chunk.output_tokens && !chunk.cached_input_tokens &&
            !chunk.reasoning_tokens;
 }

@@ -526,7 +526,16 @@ class GeminiChunkReader {
     explicit GeminiChunkReader(EventJson::GeminiChunk& out) : out_(out) {}
 
     bool Null() { return scalar(); }
-    bool Bool(bool) { return scalar(); }
+    bool Bool(bool b) {
+        if (depth_ > 0 && place() == Place::part && key_ == Name::thought) {
+            if (thought_seen_) return false;  // a duplicate, or a second part's
+            thought_seen_ = true;
+            thought_part_ = parts_entered_;
+            out_.thought = b;
+            return true;
+        }
+        return scalar();
+    }
     bool Int64(std::int64_t v) {
         if (depth_ > 0 && place() == Place::usage && key_ != Name::other) {
             std::optional<std::int64_t>& slot = count_slot();
@@ -540,8 +549,10 @@ class GeminiChunkReader {
     bool String(std::string_view v) {
         if (depth_ > 0 && place() == Place::candidate && key_ == Name::finish_reason)
             return first_string(out_.has_finish_reason, out_.finish_reason, v);
-        if (depth_ > 0 && place() == Place::part && key_ == Name::text)
+        if (depth_ > 0 && place() == Place::part && key_ == Name::text) {
+            text_part_ = parts_entered_;
             return first_string(out_.has_text, out_.text, v);
+        }
         return scalar();
     }
     bool Key(std::string_view key) {
@@ -560,10 +571,10 @@ class GeminiChunkReader {
                 if (key == "parts") key_ = Name::parts;
                 break;
             case Place::part:
-                // Thoughts, their signatures and calls: the document read's.
-                if (key == "thought" || key == "thoughtSignature" || key == "functionCall")
-                    return false;
+                // Signatures and calls: the document read's.
+                if (key == "thoughtSignature" || key == "functionCall") return false;
                 if (key == "text") key_ = Name::text;
+                if (key == "thought") key_ = Name::thought;
                 break;
             case Place::usage:
                 if (key == "promptTokenCount") key_ = Name::prompt_count;
@@ -587,6 +598,10 @@ class GeminiChunkReader {
         return true;
     }
 
+    /// After a whole scan: a "thought" flag counts only beside the text, in
+    /// its part (a document read applies each part's flag to that part).
+    bool finish() const { return !thought_seen_ || (out_.has_text && thought_part_ == text_part_); }
+
   private:
     /// What a container is: the chunk's known places, or one ignored whole.
     enum class Place { root, candidates, candidate, content, parts, part, usage, ignored };
@@ -598,6 +613,7 @@ class GeminiChunkReader {
         finish_reason,
         parts,
         text,
+        thought,
         prompt_count,
         candidates_count,
         cached_count,
@@ -650,10 +666,11 @@ class GeminiChunkReader {
                     break;
                 case Place::parts:
                     if (!object) return false;
+                    ++parts_entered_;
                     next = Place::part;
                     break;
                 case Place::part:
-                    if (key_ == Name::text) return false;
+                    if (key_ != Name::other) return false;  // a text or thought that is a container
                     break;
                 case Place::usage:
                     if (key_ != Name::other) return false;
@@ -703,7 +720,8 @@ class GeminiChunkReader {
     std::size_t depth_ = 0;
     Name key_ = Name::other;
     bool candidates_seen_ = false, candidate_seen_ = false, content_seen_ = false,
-         parts_seen_ = false, usage_seen_ = false;
+         parts_seen_ = false, usage_seen_ = false, thought_seen_ = false;
+    std::size_t parts_entered_ = 0, text_part_ = 0, thought_part_ = 0;
 };
 
 }  // namespace
@@ -821,7 +839,7 @@ bool EventJson::responses_delta(std::string_view text, TextDelta& out) {
 bool EventJson::gemini_chunk(std::string_view text, GeminiChunk& out) {
     out = {};
     GeminiChunkReader handler(out);
-    return scan_strict_json(text, unescaped_, handler);
+    return scan_strict_json(text, unescaped_, handler) && handler.finish();
 }
 
 EventJson::EventJson() = default;

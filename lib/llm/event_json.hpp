@@ -77,15 +77,16 @@ class EventJson {
     bool responses_delta(std::string_view text, TextDelta& out);
 
     /// The common Gemini chunk, read without a document: one candidate whose
-    /// content's parts hold at most one "text" (no thought, thought
-    /// signature or function call), its finishReason, and the usageMetadata
-    /// counts. False for anything else (an error, a tool call, thoughts,
-    /// several candidates or texts, a member that is not what it should be,
-    /// malformed or deep JSON): the caller then parses a document. The views
-    /// live as openai_chunk's do.
+    /// content's parts hold at most one "text" and one "thought" flag (no
+    /// thought signature or function call), its finishReason, and the
+    /// usageMetadata counts. False for anything else (an error, a tool call,
+    /// a signature, several candidates, texts or flags, a member that is not
+    /// what it should be, malformed or deep JSON): the caller then parses a
+    /// document. The views live as openai_chunk's do.
     struct GeminiChunk {
         bool has_text = false;
         std::string_view text;
+        bool thought = false;  ///< the text is a thought (reasoning): a part's "thought": true
         bool has_finish_reason = false;
         std::string_view finish_reason;
         std::optional<std::int64_t> input_tokens, output_tokens, cached_input_tokens,
