@@ -78,30 +78,28 @@ int main() {
     constexpr std::size_t rounds = 2'000'000;
     std::printf("# DeltaParser::parse, ns per event (single thread, %zu events each)\n", rounds);
     std::printf("%-40s %6s %8s\n", "event", "bytes", "ns");
-    std::printf("%-40s %6zu %8.0f\n", "openai chunk (the stream's shape)", openai[0].data.size(),
-                ns_per_event(nous::llm::Provider::openai, openai, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "openai chunk (two shapes: scanned)",
-                openai_two_shapes[0].data.size(),
-                ns_per_event(nous::llm::Provider::openai, openai_two_shapes, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "openai chunk (document read)", openai[0].data.size(),
-                ns_per_event(nous::llm::Provider::openai, openai, false, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta", anthropic.data.size(),
-                ns_per_event(nous::llm::Provider::anthropic, {anthropic}, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "anthropic text_delta (document read)", anthropic.data.size(),
-                ns_per_event(nous::llm::Provider::anthropic, {anthropic}, false, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta", responses.data.size(),
-                ns_per_event(nous::llm::Provider::openai_responses, {responses}, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "responses output_text.delta (document)",
-                responses.data.size(),
-                ns_per_event(nous::llm::Provider::openai_responses, {responses}, false, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "gemini chunk", gemini.data.size(),
-                ns_per_event(nous::llm::Provider::gemini, {gemini}, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "gemini chunk (document read)", gemini.data.size(),
-                ns_per_event(nous::llm::Provider::gemini, {gemini}, false, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "gemini thought chunk", gemini_thought.data.size(),
-                ns_per_event(nous::llm::Provider::gemini, {gemini_thought}, true, rounds));
-    std::printf("%-40s %6zu %8.0f\n", "gemini thought chunk (document read)",
-                gemini_thought.data.size(),
-                ns_per_event(nous::llm::Provider::gemini, {gemini_thought}, false, rounds));
+    using nous::llm::Provider;
+    struct Row {
+        const char* name;
+        Provider provider;
+        std::vector<nous::http::Event> events;
+        bool fast;  ///< the fast reader of common events on
+    };
+    const Row rows[] = {
+        {"openai chunk (the stream's shape)", Provider::openai, openai, true},
+        {"openai chunk (two shapes: scanned)", Provider::openai, openai_two_shapes, true},
+        {"openai chunk (document read)", Provider::openai, openai, false},
+        {"anthropic text_delta", Provider::anthropic, {anthropic}, true},
+        {"anthropic text_delta (document read)", Provider::anthropic, {anthropic}, false},
+        {"responses output_text.delta", Provider::openai_responses, {responses}, true},
+        {"responses output_text.delta (document)", Provider::openai_responses, {responses}, false},
+        {"gemini chunk", Provider::gemini, {gemini}, true},
+        {"gemini chunk (document read)", Provider::gemini, {gemini}, false},
+        {"gemini thought chunk", Provider::gemini, {gemini_thought}, true},
+        {"gemini thought chunk (document read)", Provider::gemini, {gemini_thought}, false},
+    };
+    for (const Row& row : rows)
+        std::printf("%-40s %6zu %8.0f\n", row.name, row.events[0].data.size(),
+                    ns_per_event(row.provider, row.events, row.fast, rounds));
     return 0;
 }
