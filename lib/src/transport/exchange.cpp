@@ -156,13 +156,7 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out,
 ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out,
                                                      std::optional<Error>& error) {
     for (;;) {
-        if (framer_.done()) return Piece::end;
-        if (used_ < have_) {
-            used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
-            if (framer_.failed()) return framing_error(error);
-            if (!out.empty()) return Piece::data;
-            continue;
-        }
+        if (Piece piece; read_buffered_view(piece, out, error)) return piece;
         // A large run of data: read into a buffer of its own, up to 256 KiB
         // at a time (the read buffer would take four reads for it).
         if (const std::size_t want = direct_read_size()) {
@@ -174,26 +168,6 @@ ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out,
         }
         Piece last;
         if (!refill(last, error)) return last;
-    }
-}
-
-bool ResponseReader::read_buffered_view(Piece& piece, std::string_view& out,
-                                        std::optional<Error>& error) {
-    for (;;) {
-        if (framer_.done()) {
-            piece = Piece::end;
-            return true;
-        }
-        if (used_ == have_) return false;
-        used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
-        if (framer_.failed()) {
-            piece = framing_error(error);
-            return true;
-        }
-        if (!out.empty()) {
-            piece = Piece::data;
-            return true;
-        }
     }
 }
 

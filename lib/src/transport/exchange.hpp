@@ -50,7 +50,25 @@ class ResponseReader {
     Piece read_body_view(std::string_view& out, std::optional<Error>& error);
     /// read_body_view() from the read buffer alone, never the socket: false
     /// when the buffer holds no further piece (its framing bytes are taken).
-    bool read_buffered_view(Piece& piece, std::string_view& out, std::optional<Error>& error);
+    /// Inline: read_body_view() starts with it at every token.
+    bool read_buffered_view(Piece& piece, std::string_view& out, std::optional<Error>& error) {
+        for (;;) {
+            if (framer_.done()) {
+                piece = Piece::end;
+                return true;
+            }
+            if (used_ == have_) return false;
+            used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
+            if (framer_.failed()) {
+                piece = framing_error(error);
+                return true;
+            }
+            if (!out.empty()) {
+                piece = Piece::data;
+                return true;
+            }
+        }
+    }
 
     /// The next body read returns without waiting for the socket: the body's
     /// end was reached, bytes are in the read buffer, or the transport may
