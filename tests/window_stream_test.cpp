@@ -71,6 +71,22 @@ Options window_backend() {
     return o;
 }
 
+/// The next `n` items of `s` are the events "<label>0", "<label>1", ...;
+/// `after(i)` runs after event i.
+template <typename After>
+void expect_events(Stream& s, const std::string& label, int n, After after) {
+    for (int i = 0; i < n; ++i) {
+        auto item = s.next();
+        REQUIRE(item);
+        REQUIRE(item->is_event());
+        CHECK(item->event.data == label + std::to_string(i));
+        after(i);
+    }
+}
+void expect_events(Stream& s, const std::string& label, int n) {
+    expect_events(s, label, n, [](int) {});
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -102,13 +118,7 @@ TEST_CASE(
     REQUIRE(room_for_the_relay());
     Stream s = stream(server.url(), "{}", {}, window_backend());
     const std::uint64_t reads_before = recv_calls_here();
-    for (int i = 0; i < kWaited; ++i) {
-        auto item = s.next();
-        REQUIRE(item);
-        REQUIRE(item->is_event());
-        CHECK(item->event.data == "waited " + std::to_string(i));
-        received = i + 1;
-    }
+    expect_events(s, "waited ", kWaited, [&](int i) { received = i + 1; });
     // Every waited-for event was read on this thread, in one read: none by the reader.
     CHECK(recv_calls_here() - reads_before == kWaited);
     CHECK(s.stats().peak_inflight_bytes == 0);
@@ -121,12 +131,7 @@ TEST_CASE(
     send_ahead = true;
     REQUIRE(wait_until([&] { return s.stats().bytes == bytes_before + ahead_bytes; }));
     const std::uint64_t reads_ahead = recv_calls_here();
-    for (int i = 0; i < kAhead; ++i) {
-        auto item = s.next();
-        REQUIRE(item);
-        REQUIRE(item->is_event());
-        CHECK(item->event.data == "ahead " + std::to_string(i));
-    }
+    expect_events(s, "ahead ", kAhead);
     CHECK(recv_calls_here() == reads_ahead);  // all from the queue
     CHECK(s.stats().peak_inflight_bytes > 0);
     send_end = true;
@@ -179,14 +184,10 @@ TEST_CASE(
         const std::uint64_t peak_before = s.stats().peak_inflight_bytes;
         const std::uint64_t reads_before = recv_calls_here();
         first_received = round;
-        for (int i = 0; i < kBatch; ++i) {
-            auto item = s.next();
-            REQUIRE(item);
-            REQUIRE(item->is_event());
-            CHECK(item->event.data == "batch " + std::to_string(i));
+        expect_events(s, "batch ", kBatch, [&](int i) {
             // The first event's read brought (and counted) the whole batch.
             if (i == 0) CHECK(s.stats().bytes == bytes_before + batch_bytes);
-        }
+        });
         auto last = s.next();
         if (ends) {
             CHECK_FALSE(last.has_value());  // the body's end
