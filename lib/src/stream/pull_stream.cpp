@@ -15,42 +15,55 @@ namespace {
 
 using Piece = ChunkSource::Piece;
 
-class PullSource final : public ChunkSource {
+class PullSource final : public ChunkSource, public ViewSource {
   public:
     PullSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
         : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {}
 
     Piece next() override {
         Piece piece;
-        if (finished_) return piece;  // end
-        if (!opened_) {
+        if (!opened_ && !finished_) {
             opened_ = true;
-            if (auto e = request_.open()) return fail(std::move(*e));
-            headers_.set(request_.headers());
-            status_ = request_.status();
+            if (auto e = request_.open()) {
+                finish_with(std::move(*e));
+            } else {
+                headers_.set(request_.headers());
+                status_ = request_.status();
+            }
         }
-        // The piece is a view of the read buffer: it is read on the consumer's
+        if (next_data_view(piece.view)) {
+            piece.kind = Piece::Kind::data;
+        } else if (failure_) {
+            piece.kind = Piece::Kind::error;
+            piece.error = std::move(failure_);
+            failure_.reset();  // delivered once: the end from here
+        }
+        return piece;
+    }
+
+    bool next_data_view(std::string_view& out) override {
+        if (!opened_ || finished_) return false;  // next() opens first, or ends
+        // The view is of the read buffer: it is read on the consumer's
         // thread, which is done with the previous piece when it asks again.
-        std::optional<Error> error;
-        switch (request_.read_view(piece.view, error)) {
+        switch (request_.read_view(out)) {
             case ResponseReader::Piece::data:
-                piece.kind = Piece::Kind::data;
                 // One writer (this thread): plain stores, not a locked add, which
                 // would also wait for this token's pending (cold) stores.
-                bytes_.store(bytes_.load(std::memory_order_relaxed) + piece.view.size(),
+                bytes_.store(bytes_.load(std::memory_order_relaxed) + out.size(),
                              std::memory_order_relaxed);
-                if (piece.view.size() > peak_.load(std::memory_order_relaxed))
-                    peak_.store(piece.view.size(), std::memory_order_relaxed);
-                return piece;
+                if (out.size() > peak_.load(std::memory_order_relaxed))
+                    peak_.store(out.size(), std::memory_order_relaxed);
+                return true;
             case ResponseReader::Piece::end:
                 finished_ = true;
                 request_.release();
-                return piece;
+                return false;
             case ResponseReader::Piece::error:
-                return fail(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                               : std::move(*error));
+                finish_with(token_.cancelled() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                               : request_.read_failure());
+                return false;
         }
-        return piece;
+        return false;
     }
 
     void cancel() noexcept override { token_.cancel(); }
@@ -73,12 +86,10 @@ class PullSource final : public ChunkSource {
     }
 
   private:
-    Piece fail(Error e) {
+    /// The stream failed: next() returns `e`, then the end.
+    void finish_with(Error e) {
         finished_ = true;
-        Piece p;
-        p.kind = Piece::Kind::error;
-        p.error = std::move(e);
-        return p;
+        failure_ = std::move(e);
     }
 
     std::unique_ptr<StreamCall> call_;
@@ -86,6 +97,7 @@ class PullSource final : public ChunkSource {
     CancelToken token_;
     StreamRequest request_;
     bool opened_ = false, finished_ = false;
+    std::optional<Error> failure_;  ///< what next() returns once finished_ by a failure
     // Written on the caller's thread, read by stats() from any thread.
     std::atomic<std::uint64_t> bytes_{0};
     std::atomic<std::size_t> peak_{0};

@@ -32,6 +32,9 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     // What each event touches, first and together (at token rates a
     // wake-up finds this state cold, and every line of it is a cache miss).
     std::unique_ptr<ChunkSource> source;
+    /// The same source, when it hands out data as views (the built-in ones):
+    /// a token's read then builds no Piece.
+    detail::ViewSource* view_source = nullptr;
     std::unique_ptr<Decoder> decoder;
     detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
     /// The same again, when it hands them out one at a time (SSE): the plain
@@ -42,13 +45,16 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     enum class Terminal { none, done, error } terminal = Terminal::none;
     bool finished = false;  ///< no more pieces will be read from the source
     bool cancel_reported = false;
+    /// `current` holds bytes of its own, which go back to the source
+    /// (recycle) once its views are void.
+    bool current_owned = false;
     std::atomic<bool> cancelled{false};
     std::atomic<bool> done_seen{false};
     std::atomic<std::uint64_t> items{0};
     std::size_t view_pos = 0;
     std::vector<EventView> views;
-    /// The bytes the views point into. Built in place by each next() (see
-    /// NextPiece): none before the first.
+    /// The bytes the views point into, unless the view source's data views
+    /// do. Built in place by each next() (see NextPiece): none before the first.
     std::optional<ChunkSource::Piece> current;
     /// Registered with the content watcher, after `source` so that it is
     /// dropped before the source it interrupts is destroyed.
@@ -156,6 +162,7 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
 Stream::Stream(std::unique_ptr<ChunkSource> source, std::unique_ptr<Decoder> decoder)
     : state_(std::make_unique<State>()) {
     state_->source = std::move(source);
+    state_->view_source = dynamic_cast<detail::ViewSource*>(state_->source.get());
     state_->decoder = decoder ? std::move(decoder) : make_sse_decoder();
     state_->view_decoder = dynamic_cast<detail::ViewDecoder*>(state_->decoder.get());
     state_->lazy_decoder = dynamic_cast<detail::LazyViewDecoder*>(state_->decoder.get());
@@ -230,13 +237,19 @@ std::optional<StreamItemView> Stream::next_view() {
         }
         if (s.finished || !s.source) return result;
         // The views of the previous piece are void from here: its storage goes back.
-        if (s.current && s.current->kind == ChunkSource::Piece::Kind::data &&
-            s.current->view.empty())
+        if (s.current_owned) {
+            s.current_owned = false;
             s.source->recycle(std::move(s.current->bytes));
+        }
         if (s.content_watch) s.content_watch->waiting();
+        if (std::string_view data; s.view_source && s.view_source->next_data_view(data)) {
+            s.decode(data);
+            continue;
+        }
         ChunkSource::Piece& current = s.current.emplace(NextPiece{*s.source});
         switch (current.kind) {
             case ChunkSource::Piece::Kind::data:
+                s.current_owned = current.view.empty();
                 s.decode(current.view.empty() ? std::string_view(current.bytes) : current.view);
                 break;
             case ChunkSource::Piece::Kind::end: {

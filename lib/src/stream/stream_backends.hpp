@@ -29,6 +29,21 @@ Stream watch_call(Stream stream, const Options& options, const Config& config,
 /// The decoder `options` select, with the merged event cap.
 std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t max_event_bytes);
 
+/// The built-in sources' data pieces as views, without a ChunkSource::Piece:
+/// at token rates a Piece (232 bytes, its error's flag 224 bytes in) built,
+/// moved and destroyed at every read was cold lines of its own.
+class ViewSource {
+  public:
+    /// Blocks as ChunkSource::next(). True: the next piece is data, `out` a
+    /// view of the source's own bytes, valid until its next next_data_view()
+    /// or next(). False: the next piece is something else (the end, a
+    /// failure, the stream not opened yet), which next() returns.
+    virtual bool next_data_view(std::string_view& out) = 0;
+
+  protected:
+    ~ViewSource() = default;
+};
+
 std::unique_ptr<ChunkSource> make_window_source(std::unique_ptr<StreamCall> call, StreamSlot slot);
 std::unique_ptr<ChunkSource> make_pull_source(std::unique_ptr<StreamCall> call, StreamSlot slot);
 

@@ -107,8 +107,7 @@ void StreamRequest::drain_and_release(Milliseconds budget) {
     params.deadlines.total_by = std::min(params.deadlines.total_by, Clock::now() + budget);
     for (;;) {
         std::string_view ignored;
-        std::optional<Error> error;
-        auto piece = attempt_->reader().read_body_view(ignored, error);
+        auto piece = attempt_->reader().read_body_view(ignored);
         if (piece != ResponseReader::Piece::data) break;  // end (reusable) or error (closed below)
     }
     release();

@@ -40,15 +40,17 @@ class StreamRequest {
     const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
     /// The next piece of body (after open() succeeded).
     ResponseReader::Piece read(std::string& out, std::optional<Error>& error);
-    /// The same without a copy: `out` points into the read buffer until the next read.
-    ResponseReader::Piece read_view(std::string_view& out, std::optional<Error>& error) {
-        return attempt_->reader().read_body_view(out, error);  // inline: one frame less a read
+    /// The same without a copy: `out` points into the read buffer until the
+    /// next read. Piece::error: read_failure() says what failed.
+    ResponseReader::Piece read_view(std::string_view& out) {
+        return attempt_->reader().read_body_view(out);  // inline: one frame less a read
     }
     /// The same from the read buffer alone (ResponseReader::read_buffered_view).
-    bool read_buffered_view(ResponseReader::Piece& piece, std::string_view& out,
-                            std::optional<Error>& error) {
-        return attempt_->reader().read_buffered_view(piece, out, error);
+    bool read_buffered_view(ResponseReader::Piece& piece, std::string_view& out) {
+        return attempt_->reader().read_buffered_view(piece, out);
     }
+    /// After read_view() or read_buffered_view() returned Piece::error: why (once).
+    Error read_failure() { return attempt_->reader().take_body_failure(); }
     /// Gives the connection back: to the pool when the body was read to its end.
     void release();
     /// Done with the response: the connection goes (closed unless release()

@@ -130,7 +130,7 @@ class SpareRing {
     std::atomic<std::uint32_t> head_{0}, tail_{0};
 };
 
-class WindowSource final : public ChunkSource {
+class WindowSource final : public ChunkSource, public ViewSource {
   public:
     WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
         : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {
@@ -150,32 +150,50 @@ class WindowSource final : public ChunkSource {
     }
 
     Piece next() override {
+        Piece piece;
+        if (next_data_view(piece.view)) {
+            piece.kind = Piece::Kind::data;
+            return piece;
+        }
+        return take_stashed();
+    }
+
+    bool next_data_view(std::string_view& out) override {
+        // The previous piece's views are void from here: its storage goes back.
+        if (holds_queued_) {
+            holds_queued_ = false;
+            spare_.give(std::move(queued_bytes_));
+        }
         for (;;) {
+            if (stashed_) return false;  // next() returns it
             if (overflowed_.load(std::memory_order_acquire)) {
                 // Delivered at once, ahead of the queued data: the request was aborted.
                 overflowed_.store(false);
                 std::lock_guard lock(mutex_);
-                Piece p;
-                p.kind = Piece::Kind::error;
-                p.error = overflow_error_;
-                return p;
+                stash(error_piece(*overflow_error_));
+                return false;
             }
             Slot slot;
             if (queue_.try_dequeue(consumer_token_, slot)) {
                 ++consumed_;
-                if (slot.kind == Piece::Kind::data) {
-                    const std::size_t n = slot.bytes.size();
-                    const std::size_t before = inflight_.fetch_sub(n, std::memory_order_acq_rel);
-                    // Wake the reader exactly when the total comes down to the low mark.
-                    if (before > call_->prepared.settings.window_low_bytes &&
-                        before - n <= call_->prepared.settings.window_low_bytes) {
-                        // The window reopens: the next bytes' idle deadline counts from here.
-                        last_read_.store(Clock::now());
-                        std::lock_guard lock(mutex_);
-                        if (reader_parked_) reader_cv_.notify_one();
-                    }
+                if (slot.kind != Piece::Kind::data) {
+                    stash(std::move(slot).into_piece());
+                    return false;
                 }
-                return std::move(slot).into_piece();
+                const std::size_t n = slot.bytes.size();
+                const std::size_t before = inflight_.fetch_sub(n, std::memory_order_acq_rel);
+                // Wake the reader exactly when the total comes down to the low mark.
+                if (before > call_->prepared.settings.window_low_bytes &&
+                    before - n <= call_->prepared.settings.window_low_bytes) {
+                    // The window reopens: the next bytes' idle deadline counts from here.
+                    last_read_.store(Clock::now());
+                    std::lock_guard lock(mutex_);
+                    if (reader_parked_) reader_cv_.notify_one();
+                }
+                queued_bytes_ = std::move(slot.bytes);
+                holds_queued_ = true;
+                out = queued_bytes_;
+                return true;
             }
             // try_dequeue can fail transiently right after an enqueue
             // (docs/design/poco-traps.md#queue-spurious-empty): our own counter says whether to
@@ -186,8 +204,14 @@ class WindowSource final : public ChunkSource {
                 continue;
             }
             if (relay_on_.load(std::memory_order_acquire)) {
-                if (auto piece = read_relayed()) return std::move(*piece);
-                continue;  // the reader queued a piece meanwhile
+                switch (read_relayed(out)) {
+                    case Relayed::data:
+                        return true;
+                    case Relayed::stashed:
+                        return false;
+                    case Relayed::queued:
+                        continue;  // the reader queued a piece meanwhile
+                }
             }
             // Announce, then look again: a push after `seen` was read either
             // changed the word (the futex returns at once) or saw the flag and wakes us.
@@ -343,20 +367,24 @@ class WindowSource final : public ChunkSource {
         return Step::over;
     }
 
+    /// What the consumer's read under the relay found: its data (a view of
+    /// consumer_bytes_), a piece stashed for next() (the end, a failure), or
+    /// nothing because the reader queued a piece first.
+    enum class Relayed { data, stashed, queued };
+
     /// The consumer's side of the relay, when the queue is empty: holding the
-    /// reading role, it waits on the socket and reads the piece itself. Empty
-    /// when the reader queued a piece first.
-    std::optional<Piece> read_relayed() {
+    /// reading role, it waits on the socket and reads the piece itself.
+    Relayed read_relayed(std::string_view& out) {
         std::unique_lock role(role_);
         // The reader queues only with the role: a piece queued before we took
         // it is the next one.
-        if (produced_.load(std::memory_order_acquire) > consumed_) return std::nullopt;
-        if (after_piece_) return std::exchange(after_piece_, std::nullopt);
+        if (produced_.load(std::memory_order_acquire) > consumed_) return Relayed::queued;
         bool socket_ready = false;  // this wait saw the socket readable
         for (;;) {
-            if (body_over_) return Piece{};  // this side read the end already: end again
+            if (body_over_) return stash(Piece{});  // this side read the end already: end again
             if (stop_.load())
-                return end_body(error_piece(Error(ErrorCode::cancelled, "stream cancelled")));
+                return stash(
+                    end_body(error_piece(Error(ErrorCode::cancelled, "stream cancelled"))));
             if (!socket_ready && !request_.input_pending()) {
                 // The role is held while waiting: the reader, woken only when
                 // this wait is not, cannot read (so cannot queue) under it.
@@ -370,7 +398,7 @@ class WindowSource final : public ChunkSource {
                         socket_ready = true;
                         continue;
                     }
-                    return end_body(error_piece(body_wait_error(expiry)));
+                    return stash(end_body(error_piece(body_wait_error(expiry))));
                 }
                 // One millisecond over: epoll rounds down, and a wait of 0 would spin.
                 const int wait_ms = std::min(millis_until(limit), INT_MAX - 1) + 1;
@@ -378,8 +406,7 @@ class WindowSource final : public ChunkSource {
                 continue;
             }
             std::string_view view;
-            std::optional<Error> error;
-            switch (request_.read_view(view, error)) {
+            switch (request_.read_view(view)) {
                 case ResponseReader::Piece::data: {
                     ++consumer_reads_;
                     // The view is the reader's buffer, which it may read into
@@ -392,19 +419,30 @@ class WindowSource final : public ChunkSource {
                     // filled the buffer) wake no wait: the reader is told, so
                     // that it reads on while we are away.
                     if (!body_over_ && request_.input_pending()) relay_.signal();
-                    Piece piece;
-                    piece.kind = Piece::Kind::data;
-                    piece.view = consumer_bytes_;
-                    return piece;
+                    out = consumer_bytes_;
+                    return Relayed::data;
                 }
                 case ResponseReader::Piece::end:
-                    return end_body(Piece{}, AfterBody::give_back);
+                    return stash(end_body(Piece{}, AfterBody::give_back));
                 case ResponseReader::Piece::error:
-                    return end_body(
+                    return stash(end_body(
                         error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                                 : std::move(*error)));
+                                                 : request_.read_failure())));
             }
         }
+    }
+
+    /// A piece next() returns next (consumer thread only).
+    Relayed stash(Piece piece) {
+        stashed_ = std::move(piece);
+        return Relayed::stashed;
+    }
+    /// The stashed piece; the end when there is none (after a failure was delivered).
+    Piece take_stashed() {
+        if (!stashed_) return Piece{};
+        Piece piece = std::move(*stashed_);
+        stashed_.reset();
+        return piece;
     }
 
     /// After the consumer's read, the rest of what the read buffer holds goes
@@ -418,8 +456,7 @@ class WindowSource final : public ChunkSource {
         for (;;) {
             ResponseReader::Piece kind;
             std::string_view more;
-            std::optional<Error> error;
-            if (!request_.read_buffered_view(kind, more, error)) return;
+            if (!request_.read_buffered_view(kind, more)) return;
             switch (kind) {
                 case ResponseReader::Piece::data:
                     consumer_bytes_.append(more);
@@ -429,7 +466,7 @@ class WindowSource final : public ChunkSource {
                     end_body(Piece{}, AfterBody::give_back);  // the next call: end
                     return;
                 case ResponseReader::Piece::error:
-                    after_piece_ = end_body(error_piece(std::move(*error)));
+                    stash(end_body(error_piece(request_.read_failure())));
                     return;
             }
         }
@@ -584,10 +621,14 @@ class WindowSource final : public ChunkSource {
     /// deadline of the consumer's wait counts from it.
     std::atomic<Clock::time_point> last_read_{};
     std::uint64_t consumer_reads_ = 0;  ///< guarded by role_: reads the consumer made
-    /// The consumer's: a failure its read found behind the bytes it returned,
-    /// returned by its next read (take_buffered).
-    std::optional<Piece> after_piece_;
-    std::string consumer_bytes_;  ///< the consumer's own piece (consumer thread only)
+    // The consumer thread's: the piece next() returns next (the end, a
+    // failure, also one found behind the bytes its read returned:
+    // take_buffered), its own read's bytes, and the queued piece's bytes
+    // its view points into.
+    std::optional<Piece> stashed_;
+    std::string consumer_bytes_;
+    std::string queued_bytes_;
+    bool holds_queued_ = false;  ///< queued_bytes_ go back to spare_ at the next read
     // One block to start (the default is six, ~50 KB a stream, most of it
     // never used at token rates); the queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};

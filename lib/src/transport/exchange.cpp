@@ -153,10 +153,10 @@ ResponseReader::Piece ResponseReader::read_body_piece(std::string& out,
     }
 }
 
-ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out,
-                                                     std::optional<Error>& error) {
+ResponseReader::Piece ResponseReader::read_body_view(std::string_view& out) {
+    std::optional<Error>& error = body_failure_;
     for (;;) {
-        if (Piece piece; read_buffered_view(piece, out, error)) return piece;
+        if (Piece piece; read_buffered_view(piece, out)) return piece;
         // A large run of data: read into a buffer of its own, up to 256 KiB
         // at a time (the read buffer would take four reads for it).
         if (const std::size_t want = direct_read_size()) {

@@ -46,12 +46,15 @@ class ResponseReader {
     /// to `out`; Piece::error sets `error`.
     Piece read_body_piece(std::string& out, std::optional<Error>& error);
     /// The next run of decoded body bytes without a copy: `out` points into
-    /// the read buffer, valid until the next call on this reader.
-    Piece read_body_view(std::string_view& out, std::optional<Error>& error);
+    /// the read buffer, valid until the next call on this reader. Piece::error:
+    /// take_body_failure() says what failed. (No error out-parameter: a
+    /// caller's empty optional<Error> was a cold stack line of its own at
+    /// every token, its flag written and read 168 bytes past its start.)
+    Piece read_body_view(std::string_view& out);
     /// read_body_view() from the read buffer alone, never the socket: false
     /// when the buffer holds no further piece (its framing bytes are taken).
     /// Inline: read_body_view() starts with it at every token.
-    bool read_buffered_view(Piece& piece, std::string_view& out, std::optional<Error>& error) {
+    bool read_buffered_view(Piece& piece, std::string_view& out) {
         for (;;) {
             if (framer_.done()) {
                 piece = Piece::end;
@@ -60,7 +63,7 @@ class ResponseReader {
             if (used_ == have_) return false;
             used_ += framer_.next_data(buffer_ + used_, have_ - used_, out);
             if (framer_.failed()) {
-                piece = framing_error(error);
+                piece = framing_error(body_failure_);
                 return true;
             }
             if (!out.empty()) {
@@ -68,6 +71,13 @@ class ResponseReader {
                 return true;
             }
         }
+    }
+
+    /// What made read_body_view() or read_buffered_view() return Piece::error (once).
+    Error take_body_failure() {
+        Error e = std::move(*body_failure_);
+        body_failure_.reset();
+        return e;
     }
 
     /// The next body read returns without waiting for the socket: the body's
@@ -120,7 +130,8 @@ class ResponseReader {
     bool stale_connection_ = false;
     Clock::time_point first_byte_{};
     ResponseHead head_;
-    std::string direct_buffer_;  ///< read_body_view's large reads (sized on first use)
+    std::string direct_buffer_;          ///< read_body_view's large reads (sized on first use)
+    std::optional<Error> body_failure_;  ///< the view reads' failure (take_body_failure)
 };
 
 }  // namespace nous::http::detail
