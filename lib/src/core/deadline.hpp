@@ -39,8 +39,9 @@ struct Deadlines {
     /// A wait bounded by `limit` (read_limit) came back without bytes: was
     /// it early, or which deadline ran out? The one place that decides
     /// between timeout_read and timeout_total.
-    Expiry expired(Clock::time_point limit) const noexcept {
-        const Clock::time_point now = Clock::now();
+    Expiry expired(Clock::time_point limit) const noexcept { return expired(limit, Clock::now()); }
+    /// The same, with the clock already read.
+    Expiry expired(Clock::time_point limit, Clock::time_point now) const noexcept {
         if (now < limit) return Expiry::not_yet;
         return now >= total_by ? Expiry::total : Expiry::idle;
     }
@@ -53,5 +54,7 @@ struct Deadlines {
 
 /// Milliseconds left until `t` (0 when past), clamped to int for poll().
 int millis_until(Clock::time_point t) noexcept;
+/// The same, with the clock already read.
+int millis_until(Clock::time_point t, Clock::time_point now) noexcept;
 
 }  // namespace nous::http::detail

@@ -97,12 +97,13 @@ class PullSource final : public ChunkSource, public ViewSource {
     CancelToken token_;
     StreamRequest request_;
     bool opened_ = false, finished_ = false;
-    std::optional<Error> failure_;  ///< what next() returns once finished_ by a failure
-    // Written on the caller's thread, read by stats() from any thread.
+    // Written on the caller's thread, read by stats() from any thread; beside
+    // the flags, which every read touches too.
     std::atomic<std::uint64_t> bytes_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
     SharedHeaders headers_;
+    std::optional<Error> failure_;  ///< what next() returns once finished_ by a failure
 };
 
 }  // namespace

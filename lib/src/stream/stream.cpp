@@ -117,24 +117,30 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     }
 
     void decode(std::string_view bytes) {
+        lazy = false;
         views.clear();
         view_pos = 0;
         bool done = false;
-        std::optional<Error> error;
+        // Each decoder's error is built where it is tested (no empty
+        // optional<Error> assigned to: at a token's rate one more is a cold
+        // stack line).
         if (lazy_decoder) {
             // Decoded as next_view asks: what the general path must take first
             // into `views`, then the plain events one by one, then the rest
             // through decode_rest().
-            error = lazy_decoder->begin(bytes, views, done);
-            lazy = !error && !done;
+            if (auto error = lazy_decoder->begin(bytes, views, done))
+                return end_with(std::move(*error));
+            lazy = !done;
         } else if (view_decoder) {
-            error = view_decoder->feed_views(bytes, views, done);
+            if (auto error = view_decoder->feed_views(bytes, views, done))
+                return end_with(std::move(*error));
         } else {
             scratch.clear();
-            error = decoder->feed(bytes, scratch, done);
+            auto error = decoder->feed(bytes, scratch, done);
             views_of_scratch();
+            if (error) return end_with(std::move(*error));
         }
-        after_decode(std::move(error), done);
+        if (done) after_done();
     }
 
     /// What the lazy decoder's plain events left of the piece, into `views`.
@@ -143,19 +149,16 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
         views.clear();
         view_pos = 0;
         bool done = false;
-        auto error = lazy_decoder->feed_rest(views, done);
-        after_decode(std::move(error), done);
+        if (auto error = lazy_decoder->feed_rest(views, done)) return end_with(std::move(*error));
+        if (done) after_done();
     }
 
-    void after_decode(std::optional<Error> error, bool done) {
-        if (error) {
-            end_with(std::move(*error));
-        } else if (done) {
-            terminal = Terminal::done;
-            finished = true;
-            done_seen = true;
-            source->finish_after_done();
-        }
+    /// [DONE] decoded: the views, then the done item.
+    void after_done() {
+        terminal = Terminal::done;
+        finished = true;
+        done_seen = true;
+        source->finish_after_done();
     }
 };
 

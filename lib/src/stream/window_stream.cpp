@@ -173,8 +173,11 @@ class WindowSource final : public ChunkSource, public ViewSource {
                 stash(error_piece(*overflow_error_));
                 return false;
             }
+            // Our own counter first: with the queue empty (the relay's usual
+            // case) the queue's lines are not touched at all.
             Slot slot;
-            if (queue_.try_dequeue(consumer_token_, slot)) {
+            if (produced_.load(std::memory_order_acquire) > consumed_ &&
+                queue_.try_dequeue(consumer_token_, slot)) {
                 ++consumed_;
                 if (slot.kind != Piece::Kind::data) {
                     stash(std::move(slot).into_piece());
@@ -391,7 +394,8 @@ class WindowSource final : public ChunkSource, public ViewSource {
                 const Deadlines& deadlines = request_.deadlines();
                 const Clock::time_point limit =
                     std::min(last_read_.load() + deadlines.idle, deadlines.total_by);
-                const Expiry expiry = deadlines.expired(limit);
+                const Clock::time_point now = Clock::now();  // once for both below
+                const Expiry expiry = deadlines.expired(limit, now);
                 if (expiry != Expiry::not_yet) {
                     // Bytes that arrived as the deadline passed are read, not refused.
                     if (request_.readable_now()) {
@@ -401,7 +405,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
                     return stash(end_body(error_piece(body_wait_error(expiry))));
                 }
                 // One millisecond over: epoll rounds down, and a wait of 0 would spin.
-                const int wait_ms = std::min(millis_until(limit), INT_MAX - 1) + 1;
+                const int wait_ms = std::min(millis_until(limit, now), INT_MAX - 1) + 1;
                 socket_ready = relay_.wait_consumer(wait_ms) == ReadRelay::Woken::socket;
                 continue;
             }
@@ -433,8 +437,10 @@ class WindowSource final : public ChunkSource, public ViewSource {
     }
 
     /// A piece next() returns next (consumer thread only).
+    /// Once a stream at most, but for repeated calls after the end: out of
+    /// the object's hot lines.
     Relayed stash(Piece piece) {
-        stashed_ = std::move(piece);
+        stashed_ = std::make_unique<Piece>(std::move(piece));
         return Relayed::stashed;
     }
     /// The stashed piece; the end when there is none (after a failure was delivered).
@@ -611,24 +617,34 @@ class WindowSource final : public ChunkSource, public ViewSource {
     StreamSlot slot_;
     CancelToken token_;
     StreamRequest request_;  ///< opened by the reader; then read by whoever holds role_
+    // What the consumer touches at every token, together in the object's
+    // first lines: at token rates each wake-up finds them cold, and a field
+    // on a line of its own was one more miss a token.
     // The relay: set up by the reader after the head; then the reading role
     // (role_) goes to whichever thread the socket woke.
     ReadRelay relay_;
     std::atomic<bool> relay_on_{false};
-    std::mutex role_;         ///< held for every read of request_ once relay_on_
-    bool body_over_ = false;  ///< guarded by role_: the body ended or failed
+    std::atomic<bool> stop_{false}, overflowed_{false};
+    bool body_over_ = false;     ///< guarded by role_: the body ended or failed
+    bool holds_queued_ = false;  ///< queued_bytes_ go back to spare_ at the next read
+    std::atomic<bool> consumer_waiting_{false};
+    std::mutex role_;  ///< held for every read of request_ once relay_on_
     /// The last bytes read, or the window reopening after a park: the idle
     /// deadline of the consumer's wait counts from it.
     std::atomic<Clock::time_point> last_read_{};
     std::uint64_t consumer_reads_ = 0;  ///< guarded by role_: reads the consumer made
+    std::atomic<std::uint64_t> produced_{0};
+    std::uint64_t consumed_ = 0;  ///< consumer thread only
+    WakeWord pushed_;             ///< bumped on every push: the consumer sleeps on it
+    std::atomic<std::uint64_t> bytes_{0};
     // The consumer thread's: the piece next() returns next (the end, a
     // failure, also one found behind the bytes its read returned:
     // take_buffered), its own read's bytes, and the queued piece's bytes
     // its view points into.
-    std::optional<Piece> stashed_;
+    std::unique_ptr<Piece> stashed_;
     std::string consumer_bytes_;
     std::string queued_bytes_;
-    bool holds_queued_ = false;  ///< queued_bytes_ go back to spare_ at the next read
+    std::atomic<std::size_t> inflight_{0};
     // One block to start (the default is six, ~50 KB a stream, most of it
     // never used at token rates); the queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};
@@ -639,19 +655,14 @@ class WindowSource final : public ChunkSource, public ViewSource {
     moodycamel::ProducerToken producer_token_{queue_};  ///< the reader thread's
     moodycamel::ConsumerToken consumer_token_{queue_};  ///< next()'s (the consumer's)
     SpareRing spare_;                                   ///< storage given back
-    std::atomic<std::uint64_t> produced_{0};
-    std::uint64_t consumed_ = 0;  ///< consumer thread only
-    std::atomic<std::size_t> inflight_{0};
-    std::atomic<bool> stop_{false}, after_done_{false}, overflowed_{false};
+    std::atomic<bool> after_done_{false};
     std::mutex mutex_;
     std::condition_variable reader_cv_, reader_done_cv_;
-    WakeWord pushed_;  ///< bumped on every push: the consumer sleeps on it
-    std::atomic<bool> consumer_waiting_{false};
     bool reader_parked_ = false;           ///< guarded by mutex_
     bool reader_finished_ = false;         ///< guarded by mutex_
     std::optional<Error> overflow_error_;  ///< guarded by mutex_
     SharedHeaders headers_;
-    std::atomic<std::uint64_t> bytes_{0}, parks_{0}, parked_us_{0};
+    std::atomic<std::uint64_t> parks_{0}, parked_us_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
     std::thread reader_;  ///< last: started after every member above exists
