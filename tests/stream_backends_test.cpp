@@ -83,6 +83,30 @@ class ViewSource : public ChunkSource {
     int& recycled_;
 };
 
+/// A source that hands out its body in pieces of bytes of their own, and
+/// records what the stream gives back.
+class OwnedPiecesSource : public ChunkSource {
+  public:
+    OwnedPiecesSource(std::string body, std::size_t piece, std::vector<std::string>& recycled)
+        : body_(std::move(body)), piece_(piece), recycled_(recycled) {}
+    Piece next() override {
+        Piece p;
+        if (at_ == body_.size()) return p;  // end
+        const std::size_t n = std::min(piece_, body_.size() - at_);
+        p.kind = Piece::Kind::data;
+        p.bytes = body_.substr(at_, n);
+        at_ += n;
+        return p;
+    }
+    void cancel() noexcept override {}
+    void recycle(std::string&& bytes) noexcept override { recycled_.push_back(std::move(bytes)); }
+
+  private:
+    std::string body_;
+    std::size_t piece_, at_ = 0;
+    std::vector<std::string>& recycled_;
+};
+
 struct Env {
     explicit Env(const char* v) { ::setenv("NOUS_HTTP_STREAM_BACKEND", v, 1); }
     ~Env() { ::unsetenv("NOUS_HTTP_STREAM_BACKEND"); }
@@ -107,6 +131,30 @@ TEST_CASE("a source may hand out views of its own buffer, piece by piece") {
                                               "message|third event, longer than a piece|7"});
         CHECK(s.stats().done_seen);
         CHECK(recycled == 0);  // a view's storage is the source's own
+    }
+}
+
+TEST_CASE("a source's own bytes go back to it, each piece once its events were read") {
+    // No [DONE]: the stream asks the source again after the last piece, so
+    // every piece comes back, in order, whole.
+    const std::string body = "data: one\n\ndata: two\n\n: note\ndata: three\n\n";
+    for (std::size_t piece : {1, 5, 64}) {
+        INFO("pieces of " << piece << " bytes");
+        std::vector<std::string> recycled;
+        Stream s(std::make_unique<OwnedPiecesSource>(body, piece, recycled), nullptr);
+        std::vector<std::string> got;
+        std::size_t given_back_before_last = 0;
+        for (auto item = s.next(); item && item->is_event(); item = s.next()) {
+            got.push_back(item->event.data);
+            given_back_before_last = recycled.size();
+        }
+        CHECK(got == std::vector<std::string>{"one", "two", "three"});
+        std::string joined;
+        for (const auto& r : recycled) joined += r;
+        CHECK(joined == body);
+        CHECK(recycled.size() == (body.size() + piece - 1) / piece);
+        // The piece the last event came from was still in use while it was read.
+        CHECK(given_back_before_last < recycled.size());
     }
 }
 
