@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -48,6 +50,31 @@ long sleeping_in(pid_t tid) {
 bool sleeping_in_epoll_wait(pid_t tid) {
     const long call = sleeping_in(tid);
     return call == SYS_epoll_wait || call == SYS_epoll_pwait;
+}
+
+/// The timeout (ms, -1: none) of the epoll_wait thread `tid` sleeps in, as
+/// /proc shows its arguments; nothing while it sleeps in no epoll_wait.
+std::optional<int> epoll_wait_timeout_of(pid_t tid) {
+    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    long number = -1;
+    if (!(file >> number) || (number != SYS_epoll_wait && number != SYS_epoll_pwait))
+        return std::nullopt;
+    std::string fd, events, max_events, timeout;
+    if (!(file >> fd >> events >> max_events >> timeout)) return std::nullopt;
+    // An int in a 64-bit register: its low half.
+    return static_cast<int>(static_cast<std::uint32_t>(std::stoull(timeout, nullptr, 16)));
+}
+
+/// Some thread of this process but `except` sleeps in an epoll_wait with a
+/// timeout: a window stream's reader keeping its consumer's deadline (the
+/// fault server polls, never epolls).
+bool a_reader_keeps_a_deadline(pid_t except) {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+        if (tid == except) continue;
+        if (auto timeout = epoll_wait_timeout_of(tid); timeout && *timeout >= 0) return true;
+    }
+    return false;
 }
 
 pid_t this_thread_id() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
@@ -227,19 +254,46 @@ TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the
         CHECK(item->error->code == ErrorCode::cancelled);
         CHECK_FALSE(s.next().has_value());
     }
-    SECTION("the idle deadline, counted from the last bytes") {
+    SECTION("the idle deadline, counted from the last bytes, kept by the sleeping reader") {
         Options o = window_backend();
         o.read_timeout = std::chrono::milliseconds(300);
         Stream s = stream(server.url(), "{}", {}, o);
         REQUIRE(s.next()->event.data == "first");
         const auto start = std::chrono::steady_clock::now();
+        // The consumer waits without a timer of its own: the reader, asleep
+        // in its wait, keeps the deadline and wakes it there. (Before the
+        // reader is asleep there, the consumer's wait has its own timeout.)
+        REQUIRE(wait_until([&] { return a_reader_keeps_a_deadline(consumer); }));
+        std::atomic<int> consumer_timeout{0};
+        std::thread watcher([&] {
+            wait_until([&] {
+                const auto timeout = epoll_wait_timeout_of(consumer);
+                if (timeout) consumer_timeout = *timeout;
+                return timeout.has_value();
+            });
+        });
         auto item = s.next();
+        watcher.join();
+        CHECK(consumer_timeout.load() == -1);
         REQUIRE(item);
         REQUIRE(item->is_error());
         CHECK(item->error->code == ErrorCode::timeout_read);
         CHECK(item->error->message == "reading the body: timed out");
         // Never early (a lower bound cannot fail on a slow machine).
         CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(250));
+        CHECK_FALSE(s.next().has_value());
+    }
+    SECTION("the total deadline, kept the same way") {
+        Options o = window_backend();
+        o.total_timeout = std::chrono::milliseconds(400);
+        const auto start = std::chrono::steady_clock::now();
+        Stream s = stream(server.url(), "{}", {}, o);
+        REQUIRE(s.next()->event.data == "first");
+        auto item = s.next();
+        REQUIRE(item);
+        REQUIRE(item->is_error());
+        CHECK(item->error->code == ErrorCode::timeout_total);
+        CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(350));
         CHECK_FALSE(s.next().has_value());
     }
 }

@@ -305,6 +305,9 @@ class WindowSource final : public ChunkSource, public ViewSource {
         // (and a few more): without it, 1000 streams fit a limit of 1024.
         const std::size_t reserve = call_->prepared.settings.max_concurrent_streams + 64;
         if (relay_.open(request_.wait_fd(), reserve)) {
+            // A copy: the reader keeps the consumer's deadline without the
+            // role, when the request may be closed under it.
+            relay_deadlines_ = request_.deadlines();
             last_read_.store(Clock::now());
             relay_on_.store(true, std::memory_order_release);
             wake_consumer();  // a consumer waiting for the first piece reads itself from here
@@ -391,11 +394,9 @@ class WindowSource final : public ChunkSource, public ViewSource {
             if (!socket_ready && !request_.input_pending()) {
                 // The role is held while waiting: the reader, woken only when
                 // this wait is not, cannot read (so cannot queue) under it.
-                const Deadlines& deadlines = request_.deadlines();
-                const Clock::time_point limit =
-                    std::min(last_read_.load() + deadlines.idle, deadlines.total_by);
+                const Clock::time_point limit = consumer_limit();
                 const Clock::time_point now = Clock::now();  // once for both below
-                const Expiry expiry = deadlines.expired(limit, now);
+                const Expiry expiry = relay_deadlines_.expired(limit, now);
                 if (expiry != Expiry::not_yet) {
                     // Bytes that arrived as the deadline passed are read, not refused.
                     if (request_.readable_now()) {
@@ -405,8 +406,19 @@ class WindowSource final : public ChunkSource, public ViewSource {
                     return stash(end_body(error_piece(body_wait_error(expiry))));
                 }
                 // One millisecond over: epoll rounds down, and a wait of 0 would spin.
-                const int wait_ms = std::min(millis_until(limit, now), INT_MAX - 1) + 1;
+                int wait_ms = std::min(millis_until(limit, now), INT_MAX - 1) + 1;
+                // The reader asleep in its wait keeps this deadline for us
+                // (keep_deadline_while_asleep): then no timer of our own, which
+                // armed and cancelled a high-resolution timer at every token.
+                // Announce, then look: the reader stops keeping only after
+                // it has looked at our flag (seq_cst both sides).
+                consumer_unbounded_.store(true, std::memory_order_seq_cst);
+                if (reader_keeps_deadline_.load(std::memory_order_seq_cst))
+                    wait_ms = -1;
+                else
+                    consumer_unbounded_.store(false, std::memory_order_relaxed);
                 socket_ready = relay_.wait_consumer(wait_ms) == ReadRelay::Woken::socket;
+                consumer_unbounded_.store(false, std::memory_order_relaxed);
                 continue;
             }
             std::string_view view;
@@ -526,7 +538,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
             if (!ready) {
                 consumer_reads_seen = consumer_reads_;
                 role.unlock();
-                socket_ready = relay_.wait_reader() == ReadRelay::Woken::socket;
+                socket_ready = keep_deadline_while_asleep();
                 role.lock();
                 continue;
             }
@@ -544,6 +556,42 @@ class WindowSource final : public ChunkSource, public ViewSource {
                     return;
             }
         }
+    }
+
+    /// The reader's wait for bytes, without the role. Asleep here it keeps
+    /// the deadline of a consumer waiting in the relay, which then waits
+    /// without a timer of its own: one timer a sleep of the reader's (which
+    /// sleeps as long as the consumer keeps up) instead of one a token. At the
+    /// deadline it wakes the consumer, which finds it passed and says so.
+    /// It leaves only once no consumer waits unbounded: a consumer that
+    /// looked at the flag before it was cleared is seen here. True when the
+    /// socket woke it.
+    bool keep_deadline_while_asleep() {
+        bool socket_ready = false;
+        for (;;) {
+            const Clock::time_point now = Clock::now();
+            // Past the deadline there is nothing to keep (a consumer about to
+            // wait finds it passed itself): no timeout, and no "keeping".
+            const Clock::time_point limit = consumer_limit();
+            const bool keeping = now < limit;
+            reader_keeps_deadline_.store(keeping, std::memory_order_seq_cst);
+            // One millisecond over, as the consumer's.
+            const int wait_ms = keeping ? std::min(millis_until(limit, now), INT_MAX - 1) + 1 : -1;
+            const ReadRelay::Woken woken = relay_.wait_reader(wait_ms);
+            reader_keeps_deadline_.store(false, std::memory_order_seq_cst);
+            if (woken == ReadRelay::Woken::socket) socket_ready = true;
+            if (!consumer_unbounded_.load(std::memory_order_seq_cst)) return socket_ready;
+            // A consumer waits without a timer, counting on us: at the
+            // deadline (whatever woke us) its wait ends, and it reports it.
+            if (relay_deadlines_.expired(consumer_limit()) != Expiry::not_yet) relay_.signal();
+            if (stop_.load()) return socket_ready;
+        }
+    }
+
+    /// The deadline of the consumer's wait in the relay: the idle gap from
+    /// the last bytes read, or the total deadline. Read on either thread.
+    Clock::time_point consumer_limit() const noexcept {
+        return std::min(last_read_.load() + relay_deadlines_.idle, relay_deadlines_.total_by);
     }
 
     /// Parks until the consumer drains under the low mark. False when the
@@ -628,6 +676,9 @@ class WindowSource final : public ChunkSource, public ViewSource {
     bool body_over_ = false;     ///< guarded by role_: the body ended or failed
     bool holds_queued_ = false;  ///< queued_bytes_ go back to spare_ at the next read
     std::atomic<bool> consumer_waiting_{false};
+    /// The relay's consumer waits without a timer while the reader keeps
+    /// its deadline (keep_deadline_while_asleep).
+    std::atomic<bool> consumer_unbounded_{false}, reader_keeps_deadline_{false};
     std::mutex role_;  ///< held for every read of request_ once relay_on_
     /// The last bytes read, or the window reopening after a park: the idle
     /// deadline of the consumer's wait counts from it.
@@ -645,6 +696,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
     std::string consumer_bytes_;
     std::string queued_bytes_;
     std::atomic<std::size_t> inflight_{0};
+    Deadlines relay_deadlines_;  ///< the reader's copy, for the consumer's deadline
     // One block to start (the default is six, ~50 KB a stream, most of it
     // never used at token rates); the queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};

@@ -30,8 +30,9 @@ class ReadRelay {
     };
     /// The consumer's wait: `timeout_ms` at most (-1: none).
     Woken wait_consumer(int timeout_ms) noexcept { return wait(consumer_epoll_, timeout_ms); }
-    /// The reader's wait, without a timeout: the consumer keeps the deadlines.
-    Woken wait_reader() noexcept { return wait(reader_epoll_, -1); }
+    /// The reader's wait: `timeout_ms` at most (-1: none); it keeps the
+    /// deadline of a consumer waiting without a timeout of its own.
+    Woken wait_reader(int timeout_ms) noexcept { return wait(reader_epoll_, timeout_ms); }
     /// Wakes both waits (the one that waits now, and the next one once).
     void signal() noexcept;
     /// Takes the socket out of both waits: before its connection leaves the
