@@ -405,8 +405,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
                     }
                     return stash(end_body(error_piece(body_wait_error(expiry))));
                 }
-                // One millisecond over: epoll rounds down, and a wait of 0 would spin.
-                int wait_ms = std::min(millis_until(limit, now), INT_MAX - 1) + 1;
+                int wait_ms = relay_wait_ms(limit, now);
                 // The reader asleep in its wait keeps this deadline for us
                 // (keep_deadline_while_asleep): then no timer of our own, which
                 // armed and cancelled a high-resolution timer at every token.
@@ -575,8 +574,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
             const Clock::time_point limit = consumer_limit();
             const bool keeping = now < limit;
             reader_keeps_deadline_.store(keeping, std::memory_order_seq_cst);
-            // One millisecond over, as the consumer's.
-            const int wait_ms = keeping ? std::min(millis_until(limit, now), INT_MAX - 1) + 1 : -1;
+            const int wait_ms = keeping ? relay_wait_ms(limit, now) : -1;
             const ReadRelay::Woken woken = relay_.wait_reader(wait_ms);
             reader_keeps_deadline_.store(false, std::memory_order_seq_cst);
             if (woken == ReadRelay::Woken::socket) socket_ready = true;
@@ -591,7 +589,13 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// The deadline of the consumer's wait in the relay: the idle gap from
     /// the last bytes read, or the total deadline. Read on either thread.
     Clock::time_point consumer_limit() const noexcept {
-        return std::min(last_read_.load() + relay_deadlines_.idle, relay_deadlines_.total_by);
+        return relay_deadlines_.read_limit(last_read_.load());
+    }
+
+    /// A relay wait's timeout until `limit`: one millisecond over (epoll
+    /// rounds down, and a wait of 0 would spin).
+    static int relay_wait_ms(Clock::time_point limit, Clock::time_point now) noexcept {
+        return std::min(millis_until(limit, now), INT_MAX - 1) + 1;
     }
 
     /// Parks until the consumer drains under the low mark. False when the
@@ -696,7 +700,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
     std::string consumer_bytes_;
     std::string queued_bytes_;
     std::atomic<std::size_t> inflight_{0};
-    Deadlines relay_deadlines_;  ///< the reader's copy, for the consumer's deadline
+    Deadlines relay_deadlines_;  ///< a copy made at the relay's start, read by both threads
     // One block to start (the default is six, ~50 KB a stream, most of it
     // never used at token rates); the queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};
