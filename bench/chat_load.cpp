@@ -5,6 +5,11 @@
 //   --client nous-llm   run_chat, window or pull backend (the default)
 //   --client raw-thread a thread per stream, blocking recv, events counted
 //   --client raw-epoll  one epoll thread for every stream, events counted
+//   --client raw-relay  the window backend's read relay with nothing else: a
+//                       thread per stream waiting in epoll_wait, then recv, and
+//                       a second thread per stream asleep on the same socket
+//                       (both entries EPOLLEXCLUSIVE, the first one's first):
+//                       the floor of that design, events counted
 // Without --url-base the mock runs in a child process (forked before any
 // thread), so that the CPU figure (getrusage of this process: user + system)
 // is the client's alone. Prints one JSON line.
@@ -14,6 +19,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -21,6 +27,7 @@
 
 #include <atomic>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -168,6 +175,66 @@ void raw_thread_streams(const Load& load, Tally& tally) {
     for (auto& t : threads) t.join();
 }
 
+/// The read relay's floor (docs/design/backpressure.md "The read relay"): the
+/// stream's thread waits on its own epoll instance and reads; a second
+/// thread per stream waits on a second instance and is never woken while
+/// the first waits. Per stream and per token, the system calls the window
+/// backend cannot do without.
+void raw_relay_streams(const Load& load, Tally& tally) {
+    const Target target = target_of(load);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < load.streams; ++i) {
+        threads.emplace_back([&] {
+            char buffer[16384];
+            for (int round = 0; round < load.rounds; ++round) {
+                int fd = connect_to(target);
+                if (fd < 0) {
+                    tally.errors += 1;
+                    continue;
+                }
+                const int mine = ::epoll_create1(EPOLL_CLOEXEC);
+                const int other = ::epoll_create1(EPOLL_CLOEXEC);
+                const int stop = ::eventfd(0, EFD_CLOEXEC);
+                epoll_event ev{};
+                ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+                ::epoll_ctl(mine, EPOLL_CTL_ADD, fd, &ev);
+                // Edge-triggered here: this thread never reads, so bytes it
+                // was woken for (before the first wait, at the end) would
+                // wake it again and again.
+                ev.events = EPOLLIN | EPOLLEXCLUSIVE | EPOLLET;
+                ::epoll_ctl(other, EPOLL_CTL_ADD, fd, &ev);
+                ev.events = EPOLLIN;
+                ev.data.u32 = 1;  // the stop; the socket is 0
+                ::epoll_ctl(other, EPOLL_CTL_ADD, stop, &ev);
+                std::thread idle([other] {  // the reader's part: asleep until the stop
+                    for (;;) {
+                        epoll_event out[2];
+                        const int n = ::epoll_wait(other, out, 2, -1);
+                        if (n < 0 && errno != EINTR) return;
+                        for (int k = 0; k < n; ++k)
+                            if (out[k].data.u32 == 1) return;
+                    }
+                });
+                std::uint64_t events = 0;
+                char last = 0;
+                for (;;) {
+                    epoll_event out;
+                    if (::epoll_wait(mine, &out, 1, -1) != 1) break;
+                    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+                    if (n <= 0) break;
+                    events += count_events(buffer, static_cast<std::size_t>(n), last);
+                }
+                const std::uint64_t one = 1;
+                (void)!::write(stop, &one, sizeof one);
+                idle.join();
+                for (int f : {fd, mine, other, stop}) ::close(f);
+                tally.tokens += events > kEventsBesideTokens ? events - kEventsBesideTokens : 0;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+}
+
 void raw_epoll_streams(const Load& load, Tally& tally) {
     const Target target = target_of(load);
     for (int round = 0; round < load.rounds; ++round) {
@@ -227,7 +294,7 @@ int main(int argc, char** argv) {
         "rounds", po::value(&load.rounds), "streams per thread, one after another (default 1)")(
         "stream-backend", po::value(&load.stream_backend), "window|pull (default window)")(
         "provider", po::value(&provider), "openai|openai-responses|anthropic|gemini")(
-        "client", po::value(&load.client), "nous-llm (default), raw-thread, raw-epoll")(
+        "client", po::value(&load.client), "nous-llm (default), raw-thread, raw-epoll, raw-relay")(
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
         "mock-tokens-per-second", po::value(&mock_rate),
         "the child mock's pace per stream (50; 0: unpaced)");
@@ -285,6 +352,8 @@ int main(int argc, char** argv) {
         raw_thread_streams(load, tally);
     else if (load.client == "raw-epoll")
         raw_epoll_streams(load, tally);
+    else if (load.client == "raw-relay")
+        raw_relay_streams(load, tally);
     else
         run_chat_streams(load, tally);
     const double wall =

@@ -4,6 +4,7 @@
 
 #include <link.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "core/cancel.hpp"
+#include "core/limits.hpp"
 #include "fault_server.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/testing.hpp"
@@ -585,22 +587,27 @@ TEST_CASE("a failed thread creation in stream() is saturated, and the next strea
         long vm_kb = 0;
         while (std::getline(status, line))
             if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stol(line.substr(7));
-        // Room for small allocations, none for an 8 MiB thread stack.
+        // Room for small allocations and a few thread stacks.
         rlimit tight{static_cast<rlim_t>(vm_kb + 2048) * 1024, old.rlim_max};
         ::setrlimit(RLIMIT_AS, &tight);
         // glibc reuses the stacks of exited threads without a new mapping:
-        // hold threads until no more can start, so that none is left.
-        std::atomic<bool> release{false};
-        std::vector<std::thread> holders;
+        // hold threads with the reader's stack size until no more can start,
+        // so that no room for a reader's stack is left.
+        static std::atomic<bool> release{false};
+        std::vector<pthread_t> holders;
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        pthread_attr_setstacksize(&attributes, nous::http::detail::limits::reader_stack_bytes);
         for (int i = 0; i < 1000; ++i) {
-            try {
-                holders.emplace_back([&] {
-                    while (!release.load()) std::this_thread::sleep_for(1ms);
-                });
-            } catch (const std::system_error&) {
-                break;
-            }
+            pthread_t holder;
+            auto hold = [](void*) -> void* {
+                while (!release.load()) std::this_thread::sleep_for(1ms);
+                return nullptr;
+            };
+            if (pthread_create(&holder, &attributes, hold, nullptr) != 0) break;
+            holders.push_back(holder);
         }
+        pthread_attr_destroy(&attributes);
         std::optional<StreamItem> first;
         try {
             Stream s = stream(url, body);
@@ -609,7 +616,7 @@ TEST_CASE("a failed thread creation in stream() is saturated, and the next strea
             return 1;
         }
         release = true;
-        for (auto& t : holders) t.join();
+        for (pthread_t t : holders) pthread_join(t, nullptr);
         ::setrlimit(RLIMIT_AS, &old);
         if (!first || !first->is_error() || first->error->code != ErrorCode::saturated) {
             std::fprintf(stderr, "first item: %s\n",

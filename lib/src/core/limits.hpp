@@ -38,6 +38,15 @@ inline constexpr std::size_t io_piece_bytes = 256 * 1024;
 /// connection can be pooled.
 inline constexpr Milliseconds drain_after_done{5};
 
+// ---- threads ----------------------------------------------------------------
+/// A window stream's reader thread's stack. It runs the request (connect,
+/// the TLS handshake, the head, the body reads: tens of KiB at the deepest;
+/// names are resolved on a thread of their own), never the caller's code but
+/// a log sink. glibc's default is 8 MiB: mapping and unmapping that for every
+/// stream cost ~50 us of CPU a stream more on a virtual machine
+/// (docs/BENCHMARKS.md). Sanitizer builds keep the default (bigger frames).
+inline constexpr std::size_t reader_stack_bytes = 256 * 1024;
+
 // ---- the retry policy (the official SDKs' numbers) --------------------------
 /// First backoff: 0.5 s x 2^n ...
 inline constexpr Milliseconds retry_base_delay{500};

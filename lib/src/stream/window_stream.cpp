@@ -21,6 +21,7 @@
 #include "core/cancel.hpp"
 #include "core/limits.hpp"
 #include "core/log.hpp"
+#include "stream/reader_thread.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
 #include "transport/read_relay.hpp"
@@ -134,7 +135,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
   public:
     WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
         : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {
-        reader_ = std::thread([this] { run(); });
+        reader_.start([this] { run(); });
     }
 
     ~WindowSource() override {
@@ -230,7 +231,9 @@ class WindowSource final : public ChunkSource, public ViewSource {
         stop_.store(true);
         token_.cancel();  // shuts down the socket: wakes a blocked connect or read
         wake_consumer();
-        if (relay_on_.load()) relay_.signal();
+        // Once the body is over the reader has been told (it ends by itself):
+        // a signal more would only wake it to find the role taken.
+        if (relay_on_.load() && !reader_told_end_.load()) relay_.signal();
         std::lock_guard lock(mutex_);
         reader_cv_.notify_all();
     }
@@ -242,12 +245,11 @@ class WindowSource final : public ChunkSource, public ViewSource {
         // waiting for bytes the consumer would have read, so the rest of the
         // body is read here, as the pull backend does, and the connection kept.
         std::lock_guard role(role_);
-        if (!body_over_) {
-            relay_.forget_socket();  // before the connection can go back to the pool
-            request_.drain_and_release(limits::drain_after_done);
-            end_body_locked();
-        }
-        relay_.signal();  // the reader ends
+        if (body_over_) return;  // whoever ended it told the reader, or was the reader
+        relay_.forget_socket();  // before the connection can go back to the pool
+        request_.drain_and_release(limits::drain_after_done);
+        end_body_locked();
+        tell_reader_end();
     }
 
     void recycle(std::string&& bytes) noexcept override { spare_.give(std::move(bytes)); }
@@ -309,9 +311,16 @@ class WindowSource final : public ChunkSource, public ViewSource {
             // role, when the request may be closed under it.
             relay_deadlines_ = request_.deadlines();
             last_read_.store(Clock::now());
+            // Bytes already there (a server often sends the first event
+            // right behind the head) are read into the window before the
+            // relay starts: left in the socket, they woke both waits at once
+            // (level-triggered), and the reader then took the role from the
+            // consumer only to find them read.
+            if (request_.readable_now() && read_first_into_window() != Step::more) return;
+            const bool bytes_buffered = request_.input_pending();  // still only the reader reads
             relay_on_.store(true, std::memory_order_release);
             wake_consumer();  // a consumer waiting for the first piece reads itself from here
-            produce_relayed();
+            produce_relayed(bytes_buffered);
             return;
         }
         if (request_.wait_fd() >= 0) {
@@ -341,6 +350,16 @@ class WindowSource final : public ChunkSource, public ViewSource {
     }
 
     enum class Step { more, full, over };
+
+    /// Before the relay starts (no role yet: only the reader reads): one
+    /// read into the window, parked on when it filled it. `more` when the
+    /// stream goes on.
+    Step read_first_into_window() {
+        const Step step = read_into_window();
+        if (step == Step::full) return park() ? Step::more : Step::over;
+        return step;
+    }
+
     /// One read of the response into the window, queued and accounted: more
     /// to read, the window full (park), or the body over (its end or error
     /// queued). The reader's, under the role once the relay is on.
@@ -493,8 +512,15 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// reader ends without queueing anything. Under the role.
     Piece end_body(Piece piece, AfterBody after = AfterBody::close) {
         end_body_locked(after);
-        relay_.signal();
+        tell_reader_end();
         return piece;
+    }
+
+    /// The consumer ended the body: the reader, asleep in its wait, ends.
+    /// Once: a cancel after it (the handle's destructor) signals no more.
+    void tell_reader_end() noexcept {
+        relay_.signal();
+        reader_told_end_.store(true);
     }
 
     /// Under the role (or before the relay): nothing reads the response again.
@@ -518,10 +544,17 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// The reader's side of the relay: it reads while the consumer is not
     /// waiting for bytes, exactly as the plain loop, and takes the reading
     /// role for each read.
-    void produce_relayed() {
-        std::unique_lock role(role_);
+    void produce_relayed(bool bytes_buffered) {
+        std::unique_lock role(role_, std::defer_lock);
         bool socket_ready = false;
-        std::uint64_t consumer_reads_seen = consumer_reads_;
+        // With nothing buffered the reader waits first: taking the role
+        // first waited for it while a consumer that came for its first piece
+        // held it in its own wait, and woke the reader at that piece's read.
+        if (!bytes_buffered) socket_ready = keep_deadline_while_asleep();
+        role.lock();
+        // The consumer's reads before this point are counted too: bytes
+        // that woke the wait above may be read already (peeked below).
+        std::uint64_t consumer_reads_seen = 0;
         for (;;) {
             if (body_over_) return;  // the consumer read the end, or finished after [DONE]
             if (stop_.load()) {
@@ -712,6 +745,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
     moodycamel::ConsumerToken consumer_token_{queue_};  ///< next()'s (the consumer's)
     SpareRing spare_;                                   ///< storage given back
     std::atomic<bool> after_done_{false};
+    std::atomic<bool> reader_told_end_{false};  ///< tell_reader_end() signalled the reader
     std::mutex mutex_;
     std::condition_variable reader_cv_, reader_done_cv_;
     bool reader_parked_ = false;           ///< guarded by mutex_
@@ -721,7 +755,7 @@ class WindowSource final : public ChunkSource, public ViewSource {
     std::atomic<std::uint64_t> parks_{0}, parked_us_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
-    std::thread reader_;  ///< last: started after every member above exists
+    ReaderThread reader_;  ///< last: started after every member above exists
 };
 
 }  // namespace

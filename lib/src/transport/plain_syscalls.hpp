@@ -18,20 +18,13 @@
 
 #include <cstddef>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NOUS_GLIBC_SOCKET_CALLS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define NOUS_GLIBC_SOCKET_CALLS 1
-#endif
-#endif
+#include "core/sanitizers.hpp"
 
 namespace nous::http::detail {
 
 /// recv(2): the byte count, or -1 with errno.
 inline long socket_recv_call(int fd, void* buffer, std::size_t n, int flags) noexcept {
-#ifdef NOUS_GLIBC_SOCKET_CALLS
+#ifdef NOUS_SANITIZED
     return ::recv(fd, buffer, n, flags);
 #else
     return ::syscall(SYS_recvfrom, fd, buffer, n, flags, nullptr, nullptr);
@@ -41,7 +34,7 @@ inline long socket_recv_call(int fd, void* buffer, std::size_t n, int flags) noe
 /// epoll_wait(2): the event count, or -1 with errno.
 inline int epoll_wait_call(int epoll_fd, epoll_event* events, int max_events,
                            int timeout_ms) noexcept {
-#ifdef NOUS_GLIBC_SOCKET_CALLS
+#ifdef NOUS_SANITIZED
     return ::epoll_wait(epoll_fd, events, max_events, timeout_ms);
 #else
     return static_cast<int>(::syscall(SYS_epoll_wait, epoll_fd, events, max_events, timeout_ms));
