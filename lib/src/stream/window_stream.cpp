@@ -139,7 +139,8 @@ class WindowSource final : public ChunkSource, public ViewSource {
     }
 
     ~WindowSource() override {
-        if (after_done_.load()) {
+        // With the relay, finish_after_done() read the body's rest itself.
+        if (after_done_.load() && !relay_on_.load()) {
             // [DONE] was delivered: give the reader a moment to see the body's
             // end (usually already in the socket) so the connection is pooled.
             std::unique_lock lock(mutex_);
@@ -244,11 +245,13 @@ class WindowSource final : public ChunkSource, public ViewSource {
         // On the consumer's thread, right after [DONE]: the reader may be
         // waiting for bytes the consumer would have read, so the rest of the
         // body is read here, as the pull backend does, and the connection kept.
-        std::lock_guard role(role_);
-        if (body_over_) return;  // whoever ended it told the reader, or was the reader
-        relay_.forget_socket();  // before the connection can go back to the pool
-        request_.drain_and_release(limits::drain_after_done);
-        end_body_locked();
+        {
+            std::lock_guard role(role_);
+            if (body_over_) return;  // whoever ended it told the reader, or was the reader
+            relay_.forget_socket();  // before the connection can go back to the pool
+            request_.drain_and_release(limits::drain_after_done);
+            end_body_locked();
+        }
         tell_reader_end();
     }
 
@@ -400,6 +403,13 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// The consumer's side of the relay, when the queue is empty: holding the
     /// reading role, it waits on the socket and reads the piece itself.
     Relayed read_relayed(std::string_view& out) {
+        const Relayed relayed = read_relayed_holding_role(out);
+        // Told only now: signalled under the role, the reader woke to wait for it.
+        if (reader_end_due_) tell_reader_end();
+        return relayed;
+    }
+
+    Relayed read_relayed_holding_role(std::string_view& out) {
         std::unique_lock role(role_);
         // The reader queues only with the role: a piece queued before we took
         // it is the next one.
@@ -512,13 +522,14 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// reader ends without queueing anything. Under the role.
     Piece end_body(Piece piece, AfterBody after = AfterBody::close) {
         end_body_locked(after);
-        tell_reader_end();
+        reader_end_due_ = true;  // read_relayed() tells the reader once it gives the role back
         return piece;
     }
 
     /// The consumer ended the body: the reader, asleep in its wait, ends.
     /// Once: a cancel after it (the handle's destructor) signals no more.
     void tell_reader_end() noexcept {
+        reader_end_due_ = false;
         relay_.signal();
         reader_told_end_.store(true);
     }
@@ -710,8 +721,9 @@ class WindowSource final : public ChunkSource, public ViewSource {
     ReadRelay relay_;
     std::atomic<bool> relay_on_{false};
     std::atomic<bool> stop_{false}, overflowed_{false};
-    bool body_over_ = false;     ///< guarded by role_: the body ended or failed
-    bool holds_queued_ = false;  ///< queued_bytes_ go back to spare_ at the next read
+    bool body_over_ = false;       ///< guarded by role_: the body ended or failed
+    bool holds_queued_ = false;    ///< queued_bytes_ go back to spare_ at the next read
+    bool reader_end_due_ = false;  ///< consumer thread only: end_body() awaits tell_reader_end()
     std::atomic<bool> consumer_waiting_{false};
     /// The relay's consumer waits without a timer while the reader keeps
     /// its deadline (keep_deadline_while_asleep).
