@@ -2,7 +2,8 @@
 # bench/chat_load side by side: run_chat (window, pull), the raw floors and
 # the official OpenAI Node SDK, against one `nouscli mock-server` pacing each
 # stream, pinned (client on CPU 0, server on CPU 1: CPU per token without
-# wake-up latency across idle cores) and unpinned. Prints a table.
+# wake-up latency across idle cores) and unpinned. Prints a table. raw-relay
+# is the window backend's read relay alone (chat_load.cpp): its floor.
 #   bench/run_chat_load.sh [STREAMS] [TOKENS_PER_STREAM] [TOKENS_PER_SECOND]
 #   ROUNDS=N (default 3): each placement runs every client N times, in
 #   turn (client after client, round after round), and the table gives each
@@ -36,7 +37,7 @@ results=$(mktemp)
 trap 'stop_mock; rm -f "$results"' EXIT
 for pin in pinned unpinned; do
   for ((round = 0; round < rounds; round++)); do
-    for client in raw-epoll raw-thread pull window; do
+    for client in raw-epoll raw-thread raw-relay pull window; do
       case $client in
         raw-*) args=(--client "$client") ;;
         *) args=(--stream-backend "$client") ;;

@@ -166,6 +166,48 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the read relay's start: events already sent behind the head are delivered once, in order, "
+    "and the consumer then reads the next ones itself") {
+    constexpr int kEarly = 3, kWaited = 5;
+    // In the head's own segment, or in segments of their own right behind it:
+    // either way the reader reads them into the window before the relay starts.
+    const bool with_the_head = GENERATE(true, false);
+    std::atomic<pid_t> consumer{this_thread_id()};
+    std::atomic<int> received{0};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        std::string early;
+        for (int i = 0; i < kEarly; ++i) early += chunk("data: e" + std::to_string(i) + "\n\n");
+        if (with_the_head) {
+            peer.send(kSseHead + early);
+        } else {
+            peer.send(kSseHead);
+            peer.send(early);
+        }
+        for (int i = 0; i < kWaited; ++i) {
+            if (!wait_until([&] {
+                    return received.load() == kEarly + i && sleeping_in_epoll_wait(consumer.load());
+                }))
+                return;
+            peer.send(chunk("data: w" + std::to_string(i) + "\n\n"));
+        }
+        peer.send("0\r\n\r\n");
+        peer.stall();
+    });
+    REQUIRE(room_for_the_relay());
+    Stream s = stream(server.url(), "{}", {}, window_backend());
+    expect_events(s, "e", kEarly, [&](int i) { received = i + 1; });
+    const std::uint64_t reads_before = recv_calls_here();
+    expect_events(s, "w", kWaited, [&](int i) { received = kEarly + i + 1; });
+    CHECK(recv_calls_here() - reads_before == kWaited);  // the relay, one read each
+    CHECK_FALSE(s.next().has_value());                   // the body's end, nothing twice
+    std::uint64_t bytes = 0;
+    for (int i = 0; i < kEarly; ++i) bytes += ("data: e" + std::to_string(i) + "\n\n").size();
+    for (int i = 0; i < kWaited; ++i) bytes += ("data: w" + std::to_string(i) + "\n\n").size();
+    CHECK(s.stats().bytes == bytes);
+}
+
+TEST_CASE(
     "the read relay: a consumer's read takes every event it brought, and the body's end or a "
     "failure behind them") {
     // The events arrive in one piece while the consumer waits: one read on
