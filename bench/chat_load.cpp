@@ -148,25 +148,21 @@ std::uint64_t count_events(const char* p, std::size_t n, char& last) {
 /// Every stream's non-token events: the finish chunk and [DONE] (no usage asked).
 constexpr std::uint64_t kEventsBesideTokens = 2;
 
-void raw_thread_streams(const Load& load, Tally& tally) {
+/// A thread per stream, a new connection per round, its events counted by
+/// `count_stream(fd)`.
+template <typename CountStream>
+void thread_per_stream(const Load& load, Tally& tally, CountStream count_stream) {
     const Target target = target_of(load);
     std::vector<std::thread> threads;
     for (int i = 0; i < load.streams; ++i) {
         threads.emplace_back([&] {
-            char buffer[16384];
             for (int round = 0; round < load.rounds; ++round) {
                 int fd = connect_to(target);
                 if (fd < 0) {
                     tally.errors += 1;
                     continue;
                 }
-                std::uint64_t events = 0;
-                char last = 0;
-                for (;;) {
-                    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-                    if (n <= 0) break;
-                    events += count_events(buffer, static_cast<std::size_t>(n), last);
-                }
+                const std::uint64_t events = count_stream(fd);
                 ::close(fd);
                 tally.tokens += events > kEventsBesideTokens ? events - kEventsBesideTokens : 0;
             }
@@ -175,64 +171,65 @@ void raw_thread_streams(const Load& load, Tally& tally) {
     for (auto& t : threads) t.join();
 }
 
+void raw_thread_streams(const Load& load, Tally& tally) {
+    thread_per_stream(load, tally, [](int fd) {
+        char buffer[16384];
+        std::uint64_t events = 0;
+        char last = 0;
+        for (;;) {
+            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            events += count_events(buffer, static_cast<std::size_t>(n), last);
+        }
+        return events;
+    });
+}
+
 /// The read relay's floor (docs/design/backpressure.md "The read relay"): the
 /// stream's thread waits on its own epoll instance and reads; a second
 /// thread per stream waits on a second instance and is never woken while
 /// the first waits. Per stream and per token, the system calls the window
 /// backend cannot do without.
 void raw_relay_streams(const Load& load, Tally& tally) {
-    const Target target = target_of(load);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < load.streams; ++i) {
-        threads.emplace_back([&] {
-            char buffer[16384];
-            for (int round = 0; round < load.rounds; ++round) {
-                int fd = connect_to(target);
-                if (fd < 0) {
-                    tally.errors += 1;
-                    continue;
-                }
-                const int mine = ::epoll_create1(EPOLL_CLOEXEC);
-                const int other = ::epoll_create1(EPOLL_CLOEXEC);
-                const int stop = ::eventfd(0, EFD_CLOEXEC);
-                epoll_event ev{};
-                ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-                ::epoll_ctl(mine, EPOLL_CTL_ADD, fd, &ev);
-                // Edge-triggered here: this thread never reads, so bytes it
-                // was woken for (before the first wait, at the end) would
-                // wake it again and again.
-                ev.events = EPOLLIN | EPOLLEXCLUSIVE | EPOLLET;
-                ::epoll_ctl(other, EPOLL_CTL_ADD, fd, &ev);
-                ev.events = EPOLLIN;
-                ev.data.u32 = 1;  // the stop; the socket is 0
-                ::epoll_ctl(other, EPOLL_CTL_ADD, stop, &ev);
-                std::thread idle([other] {  // the reader's part: asleep until the stop
-                    for (;;) {
-                        epoll_event out[2];
-                        const int n = ::epoll_wait(other, out, 2, -1);
-                        if (n < 0 && errno != EINTR) return;
-                        for (int k = 0; k < n; ++k)
-                            if (out[k].data.u32 == 1) return;
-                    }
-                });
-                std::uint64_t events = 0;
-                char last = 0;
-                for (;;) {
-                    epoll_event out;
-                    if (::epoll_wait(mine, &out, 1, -1) != 1) break;
-                    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-                    if (n <= 0) break;
-                    events += count_events(buffer, static_cast<std::size_t>(n), last);
-                }
-                const std::uint64_t one = 1;
-                (void)!::write(stop, &one, sizeof one);
-                idle.join();
-                for (int f : {fd, mine, other, stop}) ::close(f);
-                tally.tokens += events > kEventsBesideTokens ? events - kEventsBesideTokens : 0;
+    thread_per_stream(load, tally, [](int fd) {
+        const int mine = ::epoll_create1(EPOLL_CLOEXEC);
+        const int other = ::epoll_create1(EPOLL_CLOEXEC);
+        const int stop = ::eventfd(0, EFD_CLOEXEC);
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+        ::epoll_ctl(mine, EPOLL_CTL_ADD, fd, &ev);
+        // Edge-triggered here: this thread never reads, so bytes it was woken
+        // for (before the first wait, at the end) would wake it again and again.
+        ev.events = EPOLLIN | EPOLLEXCLUSIVE | EPOLLET;
+        ::epoll_ctl(other, EPOLL_CTL_ADD, fd, &ev);
+        ev.events = EPOLLIN;
+        ev.data.u32 = 1;  // the stop; the socket is 0
+        ::epoll_ctl(other, EPOLL_CTL_ADD, stop, &ev);
+        std::thread idle([other] {  // the reader's part: asleep until the stop
+            for (;;) {
+                epoll_event out[2];
+                const int n = ::epoll_wait(other, out, 2, -1);
+                if (n < 0 && errno != EINTR) return;
+                for (int k = 0; k < n; ++k)
+                    if (out[k].data.u32 == 1) return;
             }
         });
-    }
-    for (auto& t : threads) t.join();
+        char buffer[16384];
+        std::uint64_t events = 0;
+        char last = 0;
+        for (;;) {
+            epoll_event out;
+            if (::epoll_wait(mine, &out, 1, -1) != 1) break;
+            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            events += count_events(buffer, static_cast<std::size_t>(n), last);
+        }
+        const std::uint64_t one = 1;
+        (void)!::write(stop, &one, sizeof one);
+        idle.join();
+        for (int f : {mine, other, stop}) ::close(f);
+        return events;
+    });
 }
 
 void raw_epoll_streams(const Load& load, Tally& tally) {
