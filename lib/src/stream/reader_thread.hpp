@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 
-#include <cerrno>
 #include <functional>
 #include <memory>
 #include <system_error>
