@@ -15,9 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "fault_server.hpp"
 #include "firehose.hpp"
 #include "nous/http/stream.hpp"
+#include "stream/reader_thread.hpp"
 #include "test_helpers.hpp"
 #include "transport/io_counters.hpp"
 
@@ -480,6 +482,110 @@ TEST_CASE("a consumer that keeps up receives every event") {
     while (auto item = s.next()) events += item->is_event();
     CHECK(events == firehose.events.load());
     CHECK(s.stats().bytes >= 8ull << 20);
+}
+
+// ---- the reader threads: one a stream while it runs, reused after --------------------
+
+namespace {
+
+/// A short SSE response: two events and [DONE], each connection.
+void two_events_and_done(Peer& peer, std::uint64_t) {
+    if (!peer.read_request()) return;
+    peer.send(kSseHead + chunk("data: a\n\ndata: b\n\ndata: [DONE]\n\n") + "0\r\n\r\n");
+}
+
+/// Drains a window stream of two_events_and_done: a, b, then [DONE].
+void expect_two_events_and_done(const std::string& url) {
+    Stream s = stream(url, "{}", {}, window_backend());
+    auto items = drain(s);
+    REQUIRE(items.size() == 3);
+    CHECK(items[0].event.data == "a");
+    CHECK(items[1].event.data == "b");
+    CHECK(items[2].is_done());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a window stream's reader thread serves the streams after it: no thread started for them") {
+    FaultServer server(two_events_and_done);
+    expect_two_events_and_done(server.url());
+    // The first stream's reader went idle before its join returned.
+    const auto before = detail::reader_counts();
+    CHECK(before.idle >= 1);
+    for (int i = 0; i < 5; ++i) expect_two_events_and_done(server.url());
+    const auto after = detail::reader_counts();
+    CHECK(after.threads_started == before.threads_started);
+    CHECK(after.bodies_run == before.bodies_run + 5);
+    CHECK(after.idle == before.idle);
+}
+
+TEST_CASE("streams at once each have a reader of their own, and every one is reused after") {
+    // The first event, then nothing until the client goes: each stream's
+    // reader is busy (asleep on its socket) until its stream is dropped.
+    FaultServer held([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: a\n\n"));
+        peer.stall();
+    });
+    auto three_open_then_dropped = [&] {
+        std::vector<Stream> open;
+        for (int i = 0; i < 3; ++i) {
+            open.push_back(stream(held.url(), "{}", {}, window_backend()));
+            auto first = open.back().next();
+            REQUIRE(first);
+            CHECK(first->event.data == "a");
+        }
+    };
+    const auto at_start = detail::reader_counts();
+    three_open_then_dropped();
+    const auto after_one_set = detail::reader_counts();
+    CHECK(after_one_set.idle >= 3);
+    CHECK(after_one_set.threads_started <= at_start.threads_started + 3);
+    for (int round = 0; round < 3; ++round) three_open_then_dropped();
+    const auto after = detail::reader_counts();
+    CHECK(after.threads_started == after_one_set.threads_started);
+    CHECK(after.bodies_run == after_one_set.bodies_run + 9);
+}
+
+TEST_CASE("an idle reader exits at its expiry, and the next stream starts a thread again") {
+    FaultServer server(two_events_and_done);
+    expect_two_events_and_done(server.url());
+    detail::set_reader_idle_expiry(20ms);
+    // Readers already asleep use the expiry of their wait: one more stream
+    // each wakes them to the short one.
+    const std::size_t idle = detail::reader_counts().idle;
+    {
+        std::vector<Stream> open;
+        for (std::size_t i = 0; i < idle; ++i)
+            open.push_back(stream(server.url(), "{}", {}, window_backend()));
+        for (auto& s : open) drain(s);
+    }
+    // A wait for an event of the library's own, with a bound: not a sleep as synchronisation.
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (detail::reader_counts().idle > 0 && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(5ms);
+    detail::set_reader_idle_expiry(
+        std::chrono::duration_cast<std::chrono::milliseconds>(detail::limits::reader_idle_expiry));
+    REQUIRE(detail::reader_counts().idle == 0);
+    const auto before = detail::reader_counts();
+    expect_two_events_and_done(server.url());
+    CHECK(detail::reader_counts().threads_started == before.threads_started + 1);
+}
+
+TEST_CASE("a child of fork() starts readers of its own: the parent's idle ones are not in it") {
+    FaultServer server(two_events_and_done);
+    expect_two_events_and_done(server.url());
+    REQUIRE(detail::reader_counts().idle >= 1);
+    const int code = in_child([&] {
+        if (detail::reader_counts().idle != 0) return 1;
+        const auto before = detail::reader_counts();
+        Stream s = stream(server.url(), "{}", {}, window_backend());
+        auto items = drain(s);
+        if (items.size() != 3 || !items[2].is_done()) return 2;
+        return detail::reader_counts().threads_started == before.threads_started + 1 ? 0 : 3;
+    });
+    CHECK(code == 0);
 }
 
 // ---- regressions found by the hostile-server review (each named after its finding) ----

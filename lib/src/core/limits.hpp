@@ -46,6 +46,10 @@ inline constexpr Milliseconds drain_after_done{5};
 /// stream cost ~50 us of CPU a stream more on a virtual machine
 /// (docs/BENCHMARKS.md). Sanitizer builds keep the default (bigger frames).
 inline constexpr std::size_t reader_stack_bytes = 256 * 1024;
+/// How long a reader thread whose stream ended waits for the next stream
+/// before it exits: a pooled connection's idle expiry. Reused, a thread
+/// costs a stream one wake-up instead of a thread's start and end.
+inline constexpr std::chrono::seconds reader_idle_expiry{30};
 
 // ---- the retry policy (the official SDKs' numbers) --------------------------
 /// First backoff: 0.5 s x 2^n ...

@@ -1,19 +1,21 @@
-// A stream's reader thread: std::thread with a stack sized for what the
-// reader runs (limits::reader_stack_bytes). std::thread takes no attributes,
-// and the process-wide default (pthread_setattr_default_np) belongs to the
-// application.
+// A stream's reader thread, taken from a process-wide set of idle readers
+// when one is there, else started with a stack sized for what a reader runs
+// (limits::reader_stack_bytes). A reader whose stream ended waits for the
+// next stream's body for limits::reader_idle_expiry, then exits: a server
+// whose streams come and go pays a thread's start and end (a clone, a stack,
+// its first page faults, its exit and join: ~300 us of CPU a stream on a
+// virtual machine, docs/BENCHMARKS.md) once, not once a stream.
+// docs/design/backpressure.md "The reader thread".
 #pragma once
 
-#include <pthread.h>
-
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
-#include <memory>
-#include <system_error>
-
-#include "core/limits.hpp"
-#include "core/sanitizers.hpp"
 
 namespace nous::http::detail {
+
+struct ReaderWorker;
 
 class ReaderThread {
   public:
@@ -23,37 +25,30 @@ class ReaderThread {
     /// Joined by its owner (join()) before it is destroyed, as a std::thread.
     ~ReaderThread() = default;
 
-    /// Starts `body` on a new thread. Throws std::system_error when the
-    /// thread cannot be had (EAGAIN), as std::thread does.
-    void start(std::function<void()> body) {
-        auto owned = std::make_unique<std::function<void()>>(std::move(body));
-        pthread_attr_t attributes;
-        pthread_attr_init(&attributes);
-#ifndef NOUS_SANITIZED
-        pthread_attr_setstacksize(&attributes, limits::reader_stack_bytes);
-#endif
-        const int failed = pthread_create(&thread_, &attributes, &trampoline, owned.get());
-        pthread_attr_destroy(&attributes);
-        if (failed) throw std::system_error(failed, std::generic_category(), "reader thread");
-        owned.release();  // the thread's now
-        started_ = true;
-    }
+    /// Runs `body` on an idle reader, or on a new thread. Throws
+    /// std::system_error when no thread can be had (EAGAIN), as std::thread
+    /// does.
+    void start(std::function<void()> body);
 
-    void join() noexcept {
-        if (!started_) return;
-        pthread_join(thread_, nullptr);
-        started_ = false;
-    }
+    /// Returns once `body` has returned; the thread waits for the next
+    /// stream from here (it touches nothing of this stream's after).
+    void join() noexcept;
 
   private:
-    static void* trampoline(void* argument) {
-        std::unique_ptr<std::function<void()>> body(static_cast<std::function<void()>*>(argument));
-        (*body)();
-        return nullptr;
-    }
-
-    pthread_t thread_{};
-    bool started_ = false;
+    ReaderWorker* worker_ = nullptr;
+    std::uint64_t job_ = 0;  ///< the worker's job number for this body
 };
+
+/// What the readers did so far, for tests and benchmarks.
+struct ReaderCounts {
+    std::uint64_t threads_started = 0;  ///< threads created for readers
+    std::uint64_t bodies_run = 0;       ///< stream bodies handed to a reader
+    std::size_t idle = 0;               ///< readers waiting for a stream now
+};
+ReaderCounts reader_counts() noexcept;
+
+/// How long an idle reader waits for a stream before it exits, from its
+/// next wait on (limits::reader_idle_expiry unless set; tests shorten it).
+void set_reader_idle_expiry(std::chrono::milliseconds expiry) noexcept;
 
 }  // namespace nous::http::detail

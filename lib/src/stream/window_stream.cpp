@@ -14,7 +14,6 @@
 
 #include <climits>
 #include <condition_variable>
-#include <csignal>
 #include <memory>
 #include <thread>
 
@@ -275,11 +274,8 @@ class WindowSource final : public ChunkSource, public ViewSource {
     enum class AfterBody { give_back, close };
 
     void run() {
-        // POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        // SIGPIPE is blocked on every reader thread (reader_thread.cpp): POCO
+        // and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe).
         try {
             produce();
         } catch (const std::exception& e) {

@@ -1,0 +1,217 @@
+// The idle readers (reader_thread.hpp): a stack of threads whose stream
+// ended, each waiting for the next stream's body on a condition variable of
+// its own, until limits::reader_idle_expiry.
+
+#include "stream/reader_thread.hpp"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+#include "core/limits.hpp"
+#include "core/sanitizers.hpp"
+
+namespace nous::http::detail {
+
+/// One reader thread's mailbox. Never freed: a joiner may still be waking on
+/// its condition variable after the thread went idle and expired, so the
+/// struct of an exited thread is kept, and given to the next thread started.
+/// Its job numbers only grow.
+struct ReaderWorker {
+    std::mutex mutex;
+    std::condition_variable job_given;  ///< the thread waits here for a body
+    std::condition_variable job_done;   ///< joiners wait here
+    std::function<void()> job;
+    std::uint64_t jobs_given = 0;  ///< bodies handed to this mailbox
+    std::uint64_t jobs_done = 0;   ///< bodies that returned
+};
+
+namespace {
+
+class ReaderPool {
+  public:
+    /// Never destroyed: idle readers sleep on its workers until the process
+    /// exits, after static destructors ran.
+    static ReaderPool& instance() {
+        static ReaderPool* pool = new ReaderPool;
+        return *pool;
+    }
+
+    /// An idle reader, taken off the idle stack, or nullptr.
+    ReaderWorker* take_idle() {
+        std::lock_guard lock(mutex_);
+        ++bodies_run_;
+        if (idle_.empty()) return nullptr;
+        ReaderWorker* worker = idle_.back();  // the last to go idle: its stack is the warmest
+        idle_.pop_back();
+        return worker;
+    }
+
+    /// A mailbox for a new thread: an exited thread's, or a new one.
+    ReaderWorker* new_worker() {
+        std::lock_guard lock(mutex_);
+        if (!retired_.empty()) {
+            ReaderWorker* worker = retired_.back();
+            retired_.pop_back();
+            return worker;
+        }
+        return new ReaderWorker;
+    }
+
+    void started(bool ok, ReaderWorker* worker) {
+        std::lock_guard lock(mutex_);
+        if (ok)
+            ++threads_started_;
+        else
+            retired_.push_back(worker);  // no thread came: the mailbox waits for the next one
+    }
+
+    void make_idle(ReaderWorker* worker) {
+        std::lock_guard lock(mutex_);
+        idle_.push_back(worker);
+    }
+
+    /// At the idle expiry: true when `worker` was still idle, and is now
+    /// retired (its thread exits without touching it again); false when a
+    /// stream took it meanwhile (its body is on the way).
+    bool retire(ReaderWorker* worker) {
+        std::lock_guard lock(mutex_);
+        for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+            if (*it != worker) continue;
+            idle_.erase(it);
+            retired_.push_back(worker);
+            return true;
+        }
+        return false;
+    }
+
+    ReaderCounts counts() {
+        std::lock_guard lock(mutex_);
+        return {threads_started_, bodies_run_, idle_.size()};
+    }
+
+    std::chrono::milliseconds idle_expiry() const noexcept {
+        return std::chrono::milliseconds(idle_expiry_ms_.load(std::memory_order_relaxed));
+    }
+    void set_idle_expiry(std::chrono::milliseconds expiry) noexcept {
+        idle_expiry_ms_.store(expiry.count(), std::memory_order_relaxed);
+    }
+
+  private:
+    ReaderPool() {
+        // A child of fork() has none of the idle threads: it forgets them
+        // (their mailboxes leak) and starts its own. The lock is held across
+        // fork() so that the child's copy of the stacks is consistent.
+        pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
+                       [] {
+                           ReaderPool& pool = instance();
+                           pool.idle_.clear();
+                           pool.mutex_.unlock();
+                       });
+    }
+
+    std::mutex mutex_;
+    std::vector<ReaderWorker*> idle_;     ///< threads waiting for a body; a stack
+    std::vector<ReaderWorker*> retired_;  ///< mailboxes of threads that exited
+    std::uint64_t threads_started_ = 0, bodies_run_ = 0;
+    std::atomic<std::int64_t> idle_expiry_ms_{
+        std::chrono::milliseconds(limits::reader_idle_expiry).count()};
+};
+
+void* reader_main(void* argument) {
+    auto* worker = static_cast<ReaderWorker*>(argument);
+    // POCO and OpenSSL write without MSG_NOSIGNAL: a peer's reset must not
+    // kill the process (docs/design/poco-traps.md#sigpipe).
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    ReaderPool& pool = ReaderPool::instance();
+    std::unique_lock lock(worker->mutex);
+    std::uint64_t taken = worker->jobs_done;  // the body it was started for is jobs_done + 1
+    for (;;) {
+        while (worker->jobs_given == taken) {
+            if (worker->job_given.wait_for(lock, pool.idle_expiry()) == std::cv_status::timeout &&
+                worker->jobs_given == taken) {
+                lock.unlock();
+                if (pool.retire(worker)) return nullptr;  // the mailbox is not ours from here
+                lock.lock();                              // taken meanwhile: its body comes
+            }
+        }
+        std::function<void()> job = std::move(worker->job);
+        worker->job = nullptr;
+        taken = worker->jobs_given;
+        lock.unlock();
+        job();
+        job = nullptr;  // the body's captures go before its owner hears it returned
+        // Idle before the joiner hears of it: a stream started after the
+        // join returned finds this thread.
+        pool.make_idle(worker);
+        lock.lock();
+        worker->jobs_done = taken;
+        worker->job_done.notify_all();
+    }
+}
+
+}  // namespace
+
+void ReaderThread::start(std::function<void()> body) {
+    ReaderPool& pool = ReaderPool::instance();
+    if (ReaderWorker* worker = pool.take_idle()) {
+        std::lock_guard lock(worker->mutex);
+        worker->job = std::move(body);
+        job_ = ++worker->jobs_given;
+        worker_ = worker;
+        worker->job_given.notify_one();
+        return;
+    }
+    ReaderWorker* worker = pool.new_worker();
+    {
+        std::lock_guard lock(worker->mutex);
+        worker->job = std::move(body);
+        job_ = ++worker->jobs_given;
+    }
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+#ifndef NOUS_SANITIZED
+    // Sanitizer builds keep the default: their frames are larger.
+    pthread_attr_setstacksize(&attributes, limits::reader_stack_bytes);
+#endif
+    pthread_t thread;
+    const int failed = pthread_create(&thread, &attributes, &reader_main, worker);
+    pthread_attr_destroy(&attributes);
+    if (failed) {
+        {
+            std::lock_guard lock(worker->mutex);
+            worker->job = nullptr;
+            worker->jobs_done = worker->jobs_given;  // nothing runs it
+        }
+        pool.started(false, worker);
+        throw std::system_error(failed, std::generic_category(), "reader thread");
+    }
+    pool.started(true, worker);
+    worker_ = worker;
+}
+
+void ReaderThread::join() noexcept {
+    if (!worker_) return;
+    std::unique_lock lock(worker_->mutex);
+    worker_->job_done.wait(lock, [&] { return worker_->jobs_done >= job_; });
+    worker_ = nullptr;
+}
+
+ReaderCounts reader_counts() noexcept { return ReaderPool::instance().counts(); }
+
+void set_reader_idle_expiry(std::chrono::milliseconds expiry) noexcept {
+    ReaderPool::instance().set_idle_expiry(expiry);
+}
+
+}  // namespace nous::http::detail
