@@ -1,6 +1,6 @@
 // Whether this build runs under a sanitizer, in one place: the code that
 // bypasses glibc for speed (transport/plain_syscalls.hpp) or sizes a
-// thread's stack for what it runs (stream/reader_thread.hpp) keeps glibc's
+// thread's stack for what it runs (stream/reader_thread.cpp) keeps glibc's
 // behaviour there, where the sanitizer needs it.
 #pragma once
 
