@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <memory>
 #include <mutex>
 #include <system_error>
@@ -17,6 +16,7 @@
 
 #include "core/limits.hpp"
 #include "core/sanitizers.hpp"
+#include "transport/sigpipe.hpp"
 
 namespace nous::http::detail {
 
@@ -128,11 +128,8 @@ class ReaderPool {
 void* reader_main(void* argument) {
     auto* worker = static_cast<ReaderWorker*>(argument);
     // POCO and OpenSSL write without MSG_NOSIGNAL: a peer's reset must not
-    // kill the process (docs/design/poco-traps.md#sigpipe).
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    // kill the process.
+    block_sigpipe_on_this_thread();
     ReaderPool& pool = ReaderPool::instance();
     std::unique_lock lock(worker->mutex);
     std::uint64_t taken = worker->jobs_done;  // the body it was started for is jobs_done + 1
@@ -160,24 +157,26 @@ void* reader_main(void* argument) {
     }
 }
 
+/// Puts `body` in `worker`'s mailbox and wakes the thread if it waits
+/// there; the body's job number.
+std::uint64_t hand_over(ReaderWorker* worker, std::function<void()> body) {
+    std::lock_guard lock(worker->mutex);
+    worker->job = std::move(body);
+    worker->job_given.notify_one();
+    return ++worker->jobs_given;
+}
+
 }  // namespace
 
 void ReaderThread::start(std::function<void()> body) {
     ReaderPool& pool = ReaderPool::instance();
     if (ReaderWorker* worker = pool.take_idle()) {
-        std::lock_guard lock(worker->mutex);
-        worker->job = std::move(body);
-        job_ = ++worker->jobs_given;
+        job_ = hand_over(worker, std::move(body));
         worker_ = worker;
-        worker->job_given.notify_one();
         return;
     }
     ReaderWorker* worker = pool.new_worker();
-    {
-        std::lock_guard lock(worker->mutex);
-        worker->job = std::move(body);
-        job_ = ++worker->jobs_given;
-    }
+    job_ = hand_over(worker, std::move(body));  // before its thread exists: nobody waits yet
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);

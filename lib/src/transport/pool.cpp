@@ -4,7 +4,6 @@
 
 #include <pthread.h>
 
-#include <csignal>
 #include <map>
 #include <thread>
 
@@ -12,6 +11,7 @@
 #include "core/log.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
+#include "transport/sigpipe.hpp"
 
 namespace nous::http {
 
@@ -56,11 +56,8 @@ Reaper& reaper() {
 constexpr auto kReapPeriod = std::chrono::milliseconds(250);
 
 void reap_loop() {
-    // Closing an idle TLS connection writes close_notify (docs/design/poco-traps.md#sigpipe).
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    // Closing an idle TLS connection writes close_notify.
+    block_sigpipe_on_this_thread();
     for (;;) {
         std::this_thread::sleep_for(kReapPeriod);
         // Counting and stopping under the reaper's lock: a checkin that parks a

@@ -7,6 +7,16 @@
 
 namespace nous::http::detail {
 
+/// For the library's own threads (a stream's reader, the pool's reaper),
+/// which write to sockets only: SIGPIPE blocked for the thread's life
+/// (docs/design/poco-traps.md#sigpipe).
+inline void block_sigpipe_on_this_thread() noexcept {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+}
+
 /// POCO and OpenSSL write without MSG_NOSIGNAL (docs/design/poco-traps.md#sigpipe):
 /// on the caller's thread, block SIGPIPE around such writes, consume one that
 /// they raised, and restore the caller's mask. A SIGPIPE that was already
