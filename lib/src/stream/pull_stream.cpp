@@ -18,7 +18,7 @@ using Piece = ChunkSource::Piece;
 class PullSource final : public ChunkSource, public ViewSource {
   public:
     PullSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
-        : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {}
+        : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_, buffer_) {}
 
     Piece next() override {
         Piece piece;
@@ -104,6 +104,7 @@ class PullSource final : public ChunkSource, public ViewSource {
     std::atomic<int> status_{0};
     SharedHeaders headers_;
     std::optional<Error> failure_;  ///< what next() returns once finished_ by a failure
+    StreamReadBuffer buffer_;       ///< last: its first lines follow the ones above
 };
 
 }  // namespace

@@ -12,7 +12,6 @@ namespace nous::http {
 
 namespace {
 std::atomic<std::size_t> g_live_streams{0};
-constexpr std::size_t kReadBuffer = detail::limits::read_buffer_bytes;
 }  // namespace
 
 std::size_t live_streams() noexcept { return g_live_streams.load(); }
@@ -59,8 +58,9 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     return call;
 }
 
-StreamRequest::StreamRequest(const StreamCall& call, const CancelToken& token)
-    : call_(call), token_(token), buffer_(new char[kReadBuffer]) {}
+StreamRequest::StreamRequest(const StreamCall& call, const CancelToken& token,
+                             StreamReadBuffer& buffer)
+    : call_(call), token_(token), buffer_(buffer) {}
 
 StreamRequest::~StreamRequest() = default;
 
@@ -77,8 +77,7 @@ std::optional<Error> StreamRequest::open() {
     run.what = "stream";
     auto error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
-            attempt_ =
-                std::make_unique<Attempt>(call_.prepared, &token_, buffer_.get(), kReadBuffer);
+            attempt_.emplace(call_.prepared, &token_, buffer_.bytes, sizeof buffer_.bytes);
             auto e = attempt_->open(deadlines_for(call_.prepared.settings, total_by), call_.body,
                                     call_.headers);
             if (!e) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/cancel.hpp"
+#include "core/limits.hpp"
 #include "nous/http/stream.hpp"
 #include "transport/call.hpp"
 
@@ -27,9 +28,18 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
                                                      const Headers& headers, const Options& options,
                                                      const EnvSnapshot& env, const Config& config);
 
+/// A stream's read buffer. Its source keeps it as a member, after the
+/// members it touches at every token: every read lands at the buffer's
+/// start, so those lines then share a page with the source's own. (A
+/// buffer of its own sat between the objects allocated before and after it:
+/// two pages more a token, each found cold at token rates.)
+struct StreamReadBuffer {
+    char bytes[limits::read_buffer_bytes];  // not initialised: a read fills it
+};
+
 class StreamRequest {
   public:
-    StreamRequest(const StreamCall& call, const CancelToken& token);
+    StreamRequest(const StreamCall& call, const CancelToken& token, StreamReadBuffer& buffer);
     ~StreamRequest();
 
     /// Connects, sends and reads the head, retrying per the policy. A non-2xx
@@ -37,7 +47,7 @@ class StreamRequest {
     std::optional<Error> open();
     int status() const noexcept { return status_; }
     /// The 2xx response's headers (after open() succeeded).
-    const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
+    const Headers& headers() noexcept { return attempt_->reader().head().headers; }
     /// The next piece of body (after open() succeeded).
     ResponseReader::Piece read(std::string& out, std::optional<Error>& error);
     /// The same without a copy: `out` points into the read buffer until the
@@ -72,8 +82,8 @@ class StreamRequest {
   private:
     const StreamCall& call_;
     const CancelToken& token_;
-    std::unique_ptr<char[]> buffer_;
-    std::unique_ptr<Attempt> attempt_;
+    StreamReadBuffer& buffer_;
+    std::optional<Attempt> attempt_;  ///< in place: beside the source's other hot members
     int status_ = 0;
 };
 

@@ -133,7 +133,7 @@ class SpareRing {
 class WindowSource final : public ChunkSource, public ViewSource {
   public:
     WindowSource(std::unique_ptr<StreamCall> call, StreamSlot slot)
-        : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_) {
+        : call_(std::move(call)), slot_(std::move(slot)), request_(*call_, token_, buffer_) {
         reader_.start([this] { run(); });
     }
 
@@ -763,7 +763,8 @@ class WindowSource final : public ChunkSource, public ViewSource {
     std::atomic<std::uint64_t> parks_{0}, parked_us_{0};
     std::atomic<std::size_t> peak_{0};
     std::atomic<int> status_{0};
-    ReaderThread reader_;  ///< last: started after every member above exists
+    StreamReadBuffer buffer_;  ///< after the rest: its first lines follow the ones above
+    ReaderThread reader_;      ///< last: started after every member above exists
 };
 
 }  // namespace

@@ -103,8 +103,8 @@ void Connection::set_receive_timeout(int ms) {
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
-void Connection::prepare_recv(Clock::time_point limit) {
-    set_receive_timeout(std::max(1, millis_until(limit)));
+void Connection::prepare_recv(Clock::time_point limit, Clock::time_point now) {
+    set_receive_timeout(std::max(1, millis_until(limit, now)));
     // The kernel re-enters delayed-ACK mode when we send, so the first read
     // of a response may hold its ACK; the second read only happens when that
     // first segment did not hold the whole response, which is when a Nagle
@@ -176,7 +176,7 @@ long Connection::socket_recv(char* buffer, std::size_t n) {
         return -1;
     }
     op_recv_limit_ = std::min(op_total_by_, now + op_idle_);
-    prepare_recv(op_recv_limit_);
+    prepare_recv(op_recv_limit_, now);
     count_recv();
     const ssize_t got = socket_recv_call(fd_, buffer, n, 0);
     last_recv_filled_ = got > 0 && static_cast<std::size_t>(got) == n;
@@ -287,7 +287,7 @@ inline IoResult Connection::read_plain(char* buffer, std::size_t n, const Deadli
         const auto now = Clock::now();
         if (now >= deadlines.total_by) return {IoStatus::timeout_total, 0, "total deadline passed"};
         const auto limit = deadlines.read_limit(now);
-        prepare_recv(limit);
+        prepare_recv(limit, now);
         count_recv();
         ssize_t got = socket_recv_call(fd_, buffer, n, 0);
         last_recv_filled_ = got > 0 && static_cast<std::size_t>(got) == n;

@@ -71,9 +71,10 @@ class Connection final : public Transport, private SocketIo {
 
     void set_send_timeout(const Deadlines& deadlines);
     void set_receive_timeout(int ms);
-    /// Before each blocking recv: the receive timeout for this wait, and
-    /// TCP_QUICKACK on the second read after a write.
-    void prepare_recv(Clock::time_point limit);
+    /// Before each blocking recv: the receive timeout for this wait (the
+    /// clock read once by the caller), and TCP_QUICKACK on the second read
+    /// after a write.
+    void prepare_recv(Clock::time_point limit, Clock::time_point now);
     IoResult write_tls(std::string_view head, std::string_view body, const Deadlines& deadlines,
                        const CancelToken* cancel);
     // Inlined into read_some(), as ResponseReader::refill() is into its callers.
