@@ -3,6 +3,7 @@
 // thread each, at the server's own pacing (DESIGN "Benchmark driver
 // contract"), and the floors of that design in the same program:
 //   --client nous-llm   run_chat, window or pull backend (the default)
+//   --client nous-stream nous::http::stream alone (no llm layer), window or pull
 //   --client raw-thread a thread per stream, blocking recv, events counted
 //   --client raw-epoll  one epoll thread for every stream, events counted
 //   --client raw-relay  the window backend's read relay with nothing else: a
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "nous/http/stream.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/mock/mock_server.hpp"
 
@@ -88,6 +90,40 @@ void run_chat_streams(const Load& load, Tally& tally) {
                 });
                 tally.tokens += tokens;
                 if (!result) tally.errors += 1;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+}
+
+// ---- nous-stream: the HTTP layer alone ---------------------------------------------
+
+/// nous::http::stream and next_view() per thread, no llm layer: what the
+/// HTTP layer costs a token, apart from the delta parser and run_chat.
+void http_stream_streams(const Load& load, Tally& tally) {
+    const std::string url = load.url_base + "/v1/chat/completions";
+    const std::string body =
+        R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(load.streams));
+    for (int i = 0; i < load.streams; ++i) {
+        threads.emplace_back([&] {
+            nous::http::Options options;
+            options.stream_backend = load.stream_backend;
+            options.max_retries = 0;
+            for (int round = 0; round < load.rounds; ++round) {
+                auto stream = nous::http::stream(url, body, {}, options);
+                std::uint64_t events = 0;
+                bool failed = false;
+                while (auto item = stream.next_view()) {
+                    if (item->is_event()) ++events;
+                    failed = item->is_error();
+                    if (!item->is_event()) break;
+                }
+                // Tokens as the raw floors count them: the finish chunk is
+                // not one ([DONE] is an item of its own, not an event).
+                tally.tokens += events > 1 ? events - 1 : 0;
+                if (failed) tally.errors += 1;
             }
         });
     }
@@ -291,7 +327,8 @@ int main(int argc, char** argv) {
         "rounds", po::value(&load.rounds), "streams per thread, one after another (default 1)")(
         "stream-backend", po::value(&load.stream_backend), "window|pull (default window)")(
         "provider", po::value(&provider), "openai|openai-responses|anthropic|gemini")(
-        "client", po::value(&load.client), "nous-llm (default), raw-thread, raw-epoll, raw-relay")(
+        "client", po::value(&load.client),
+        "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-relay")(
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
         "mock-tokens-per-second", po::value(&mock_rate),
         "the child mock's pace per stream (50; 0: unpaced)");
@@ -313,8 +350,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     load.provider = *parsed;
+    const bool known_client = load.client == "nous-llm" || load.client == "nous-stream" ||
+                              load.client == "raw-thread" || load.client == "raw-epoll" ||
+                              load.client == "raw-relay";
+    if (!known_client) {
+        std::cerr << "chat_load: unknown client " << load.client << "\n";
+        return 2;
+    }
     if (load.client != "nous-llm" && load.provider != nous::llm::Provider::openai) {
-        std::cerr << "chat_load: the raw floors speak the openai format only\n";
+        std::cerr << "chat_load: nous-stream and the raw floors speak the openai format only\n";
         return 2;
     }
 
@@ -351,6 +395,8 @@ int main(int argc, char** argv) {
         raw_epoll_streams(load, tally);
     else if (load.client == "raw-relay")
         raw_relay_streams(load, tally);
+    else if (load.client == "nous-stream")
+        http_stream_streams(load, tally);
     else
         run_chat_streams(load, tally);
     const double wall =
@@ -360,8 +406,9 @@ int main(int argc, char** argv) {
         ::kill(mock, SIGTERM);
         ::waitpid(mock, nullptr, 0);
     }
-    const std::string client =
-        load.client == "nous-llm" ? "nous-llm-" + load.stream_backend : load.client;
+    const std::string client = load.client == "nous-llm" || load.client == "nous-stream"
+                                   ? load.client + "-" + load.stream_backend
+                                   : load.client;
     const std::uint64_t tokens = tally.tokens.load();
     // Exactly the keys of DESIGN's driver contract.
     std::printf(

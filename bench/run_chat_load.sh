@@ -3,7 +3,8 @@
 # the official OpenAI Node SDK, against one `nouscli mock-server` pacing each
 # stream, pinned (client on CPU 0, server on CPU 1: CPU per token without
 # wake-up latency across idle cores) and unpinned. Prints a table. raw-relay
-# is the window backend's read relay alone (chat_load.cpp): its floor.
+# is the window backend's read relay alone (chat_load.cpp): its floor;
+# nous-stream-pull is the HTTP layer alone (no llm layer), pull backend.
 #   bench/run_chat_load.sh [STREAMS] [TOKENS_PER_STREAM] [TOKENS_PER_SECOND]
 #   ROUNDS=N (default 3): each placement runs every client N times, in
 #   turn (client after client, round after round), and the table gives each
@@ -37,9 +38,10 @@ results=$(mktemp)
 trap 'stop_mock; rm -f "$results"' EXIT
 for pin in pinned unpinned; do
   for ((round = 0; round < rounds; round++)); do
-    for client in raw-epoll raw-thread raw-relay pull window; do
+    for client in raw-epoll raw-thread raw-relay stream-pull pull window; do
       case $client in
         raw-*) args=(--client "$client") ;;
+        stream-pull) args=(--client nous-stream --stream-backend pull) ;;
         *) args=(--stream-backend "$client") ;;
       esac
       echo "$pin $(run $pin "$build/bench/chat_load" --url-base "$base" --streams "$streams" "${args[@]}")" >>"$results"
@@ -60,16 +62,22 @@ for line in open(sys.argv[1]):
     if key not in runs:
         order.append(key)
     runs[key].append(r)
-print("| %-9s | %-16s | %8s | %7s | %-22s | %10s |" % ("placement", "client", "tokens", "cpu_s", "us/token", "peak RSS"))
-print("|---|---|---|---|---|---|")
+print("| %-9s | %-18s | %8s | %7s | %-22s | %-20s | %10s |" % (
+    "placement", "client", "tokens", "cpu_s", "us/token", "x raw-thread", "peak RSS"))
+print("|---|---|---|---|---|---|---|")
 for key in order:
     rs = runs[key]
     us = [r["us_per_token"] for r in rs]
     errors = sum(r["errors"] for r in rs)
     cell = "%.2f (%.2f-%.2f)" % (statistics.median(us), min(us), max(us))
-    print("| %-9s | %-16s | %8d | %7.3f | %-22s | %7.1f MB |%s" % (
+    # Each run against the raw thread's run of the same round (minutes
+    # apart at most): the machine's drift mostly cancels in the ratio.
+    floor = runs.get((key[0], "raw-thread"), [])
+    ratios = [r["us_per_token"] / f["us_per_token"] for r, f in zip(rs, floor) if f["us_per_token"]]
+    ratio = "%.2f (%.2f-%.2f)" % (statistics.median(ratios), min(ratios), max(ratios)) if ratios else ""
+    print("| %-9s | %-18s | %8d | %7.3f | %-22s | %-20s | %7.1f MB |%s" % (
         key[0], key[1], statistics.median(r["tokens"] for r in rs),
-        statistics.median(r["cpu_s"] for r in rs), cell,
+        statistics.median(r["cpu_s"] for r in rs), cell, ratio,
         statistics.median(r["peak_rss_kb"] for r in rs) / 1024,
         " %d errors" % errors if errors else ""))
 PY
