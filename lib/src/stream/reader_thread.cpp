@@ -16,21 +16,38 @@
 
 #include "core/limits.hpp"
 #include "core/sanitizers.hpp"
+#include "stream/wake_word.hpp"
 #include "transport/sigpipe.hpp"
 
 namespace nous::http::detail {
 
+namespace {
+/// A joiner's sleep is bounded: a missed wake-up would cost one slice.
+constexpr auto kJoinSlice = std::chrono::milliseconds(100);
+}  // namespace
+
 /// One reader thread's mailbox. Never freed: a joiner may still be waking on
-/// its condition variable after the thread went idle and expired, so the
-/// struct of an exited thread is kept, and given to the next thread started.
-/// Its job numbers only grow.
+/// it after the thread went idle and expired, so the struct of an exited
+/// thread is kept, and given to the next thread started. Its job numbers
+/// only grow.
 struct ReaderWorker {
     std::mutex mutex;
     std::condition_variable job_given;  ///< the thread waits here for a body
-    std::condition_variable job_done;   ///< joiners wait here
-    std::function<void()> job;
-    std::uint64_t jobs_given = 0;  ///< bodies handed to this mailbox
-    std::uint64_t jobs_done = 0;   ///< bodies that returned
+    std::function<void()> job;          ///< guarded by mutex
+    std::uint64_t jobs_given = 0;       ///< guarded by mutex: bodies handed to this mailbox
+    /// Bodies that returned. Joiners wait on `done_word` (wake_word.hpp), not
+    /// on a condition variable: the joiner, woken, takes no lock, and a
+    /// joiner that comes late makes no system call at all.
+    std::atomic<std::uint64_t> jobs_done{0};
+    WakeWord done_word;
+    std::atomic<std::uint32_t> joiners{0};  ///< joiners announced on done_word
+
+    /// The thread's body `job` returned.
+    void finished(std::uint64_t job) noexcept {
+        jobs_done.store(job, std::memory_order_seq_cst);
+        done_word.bump();
+        if (joiners.load(std::memory_order_seq_cst) != 0) done_word.wake_all();
+    }
 };
 
 namespace {
@@ -132,7 +149,7 @@ void* reader_main(void* argument) {
     block_sigpipe_on_this_thread();
     ReaderPool& pool = ReaderPool::instance();
     std::unique_lock lock(worker->mutex);
-    std::uint64_t taken = worker->jobs_done;  // the body it was started for is jobs_done + 1
+    std::uint64_t taken = worker->jobs_done.load();  // the body it was started for is the next
     for (;;) {
         while (worker->jobs_given == taken) {
             if (worker->job_given.wait_for(lock, pool.idle_expiry()) == std::cv_status::timeout &&
@@ -151,19 +168,24 @@ void* reader_main(void* argument) {
         // Idle before the joiner hears of it: a stream started after the
         // join returned finds this thread.
         pool.make_idle(worker);
+        worker->finished(taken);
         lock.lock();
-        worker->jobs_done = taken;
-        worker->job_done.notify_all();
     }
 }
 
 /// Puts `body` in `worker`'s mailbox and wakes the thread if it waits
-/// there; the body's job number.
+/// there; the body's job number. The thread is woken after the lock is
+/// given back: woken under it, it went straight back to sleep on the lock
+/// and was woken again by the unlock, two context switches more a stream.
 std::uint64_t hand_over(ReaderWorker* worker, std::function<void()> body) {
-    std::lock_guard lock(worker->mutex);
-    worker->job = std::move(body);
+    std::uint64_t job;
+    {
+        std::lock_guard lock(worker->mutex);
+        worker->job = std::move(body);
+        job = ++worker->jobs_given;
+    }
     worker->job_given.notify_one();
-    return ++worker->jobs_given;
+    return job;
 }
 
 }  // namespace
@@ -191,7 +213,7 @@ void ReaderThread::start(std::function<void()> body) {
         {
             std::lock_guard lock(worker->mutex);
             worker->job = nullptr;
-            worker->jobs_done = worker->jobs_given;  // nothing runs it
+            worker->jobs_done.store(worker->jobs_given);  // nothing runs it
         }
         pool.started(false, worker);
         throw std::system_error(failed, std::generic_category(), "reader thread");
@@ -202,8 +224,16 @@ void ReaderThread::start(std::function<void()> body) {
 
 void ReaderThread::join() noexcept {
     if (!worker_) return;
-    std::unique_lock lock(worker_->mutex);
-    worker_->job_done.wait(lock, [&] { return worker_->jobs_done >= job_; });
+    ReaderWorker& worker = *worker_;
+    // wake_word.hpp's protocol: the word read first, then the announcement,
+    // then the look; ReaderWorker::finished() does the other side.
+    while (worker.jobs_done.load(std::memory_order_acquire) < job_) {
+        const std::uint32_t seen = worker.done_word.current();
+        worker.joiners.fetch_add(1, std::memory_order_seq_cst);
+        if (worker.jobs_done.load(std::memory_order_seq_cst) < job_)
+            worker.done_word.wait(seen, kJoinSlice);
+        worker.joiners.fetch_sub(1, std::memory_order_relaxed);
+    }
     worker_ = nullptr;
 }
 

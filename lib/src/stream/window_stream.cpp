@@ -7,10 +7,7 @@
 // consumer is away.
 
 #include <concurrentqueue/concurrentqueue.h>
-#include <linux/futex.h>
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <climits>
 #include <condition_variable>
@@ -23,6 +20,7 @@
 #include "stream/reader_thread.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
+#include "stream/wake_word.hpp"
 #include "transport/read_relay.hpp"
 
 namespace nous::http::detail {
@@ -70,36 +68,6 @@ struct Slot {
 
 /// Bounded waits: a missed wake-up costs one period, never a hang.
 constexpr auto kWaitSlice = std::chrono::milliseconds(100);
-
-/// The consumer's wake-up: a 32-bit word the reader bumps on every push,
-/// and a futex on it. The consumer sleeps only while the word is unchanged
-/// (FUTEX_WAIT compares it in the kernel), and the reader makes the wake
-/// system call only when the consumer said it is waiting: one futex call on
-/// each side per token when the consumer waits, none when it does not.
-/// (std::atomic::wait would do the same after spinning with sched_yield
-/// calls, which cost more than they save at token rates.)
-class WakeWord {
-  public:
-    std::uint32_t current() const noexcept { return word_.load(std::memory_order_seq_cst); }
-    /// Sleeps while the word is `seen`, for at most `slice`.
-    void wait(std::uint32_t seen, std::chrono::milliseconds slice) noexcept {
-        timespec timeout{static_cast<time_t>(slice.count() / 1000),
-                         static_cast<long>((slice.count() % 1000) * 1000000)};
-        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen,
-                  &timeout, nullptr, 0);
-    }
-    /// Changes the word: a wait on the old value returns at once.
-    void bump() noexcept { word_.fetch_add(1, std::memory_order_seq_cst); }
-    /// Wakes a consumer sleeping on the word.
-    void wake() noexcept {
-        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, 1,
-                  nullptr, nullptr, 0);
-    }
-
-  private:
-    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-    std::atomic<std::uint32_t> word_{0};
-};
 
 /// Piece storage the consumer gives back for the reader to read into next:
 /// one writer (the consumer, in recycle()) and one reader (the reader
