@@ -30,9 +30,9 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
 
 /// A stream's read buffer. Its source keeps it as a member, after the
 /// members it touches at every token: every read lands at the buffer's
-/// start, so those lines then share a page with the source's own. (A
-/// buffer of its own sat between the objects allocated before and after it:
-/// two pages more a token, each found cold at token rates.)
+/// start, so those lines follow the source's own, in one allocation with
+/// them (an allocation of its own, as it was, could land anywhere in the
+/// heap). docs/BENCHMARKS.md "The HTTP layer apart" has what it changed.
 struct StreamReadBuffer {
     char bytes[limits::read_buffer_bytes];  // not initialised: a read fills it
 };
