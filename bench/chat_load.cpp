@@ -34,6 +34,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -66,34 +67,49 @@ double cpu_seconds() {
     return s(u.ru_utime) + s(u.ru_stime);
 }
 
-// ---- nous-llm: run_chat per thread -------------------------------------------------
+/// The OpenAI chat body the raw floors and nous-stream send (run_chat builds its own).
+constexpr std::string_view kChatBody =
+    R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
 
-void run_chat_streams(const Load& load, Tally& tally) {
+/// A thread per stream through the library: `one_stream(options, tokens)`
+/// runs one stream, adds its text tokens, and says whether it succeeded;
+/// each thread runs load.rounds of them, one after another.
+template <typename OneStream>
+void library_streams(const Load& load, Tally& tally, OneStream one_stream) {
     std::vector<std::thread> threads;
     threads.reserve(static_cast<std::size_t>(load.streams));
     for (int i = 0; i < load.streams; ++i) {
         threads.emplace_back([&] {
-            nous::llm::ChatRequest request;
-            request.provider = load.provider;
-            request.base_url =
-                load.url_base + (load.provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
-            request.model = "mock-1";
-            request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
             nous::http::Options options;
             options.stream_backend = load.stream_backend;
             options.max_retries = 0;
             for (int round = 0; round < load.rounds; ++round) {
                 std::uint64_t tokens = 0;
-                auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
-                    tokens += !d.text.empty();
-                    return true;
-                });
+                const bool ok = one_stream(options, tokens);
                 tally.tokens += tokens;
-                if (!result) tally.errors += 1;
+                if (!ok) tally.errors += 1;
             }
         });
     }
     for (auto& t : threads) t.join();
+}
+
+// ---- nous-llm: run_chat per thread -------------------------------------------------
+
+void run_chat_streams(const Load& load, Tally& tally) {
+    nous::llm::ChatRequest request;
+    request.provider = load.provider;
+    request.base_url =
+        load.url_base + (load.provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
+    request.model = "mock-1";
+    request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
+    library_streams(load, tally, [&](const nous::http::Options& options, std::uint64_t& tokens) {
+        auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+            tokens += !d.text.empty();
+            return true;
+        });
+        return static_cast<bool>(result);
+    });
 }
 
 // ---- nous-stream: the HTTP layer alone ---------------------------------------------
@@ -102,32 +118,20 @@ void run_chat_streams(const Load& load, Tally& tally) {
 /// HTTP layer costs a token, apart from the delta parser and run_chat.
 void http_stream_streams(const Load& load, Tally& tally) {
     const std::string url = load.url_base + "/v1/chat/completions";
-    const std::string body =
-        R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<std::size_t>(load.streams));
-    for (int i = 0; i < load.streams; ++i) {
-        threads.emplace_back([&] {
-            nous::http::Options options;
-            options.stream_backend = load.stream_backend;
-            options.max_retries = 0;
-            for (int round = 0; round < load.rounds; ++round) {
-                auto stream = nous::http::stream(url, body, {}, options);
-                std::uint64_t events = 0;
-                bool failed = false;
-                while (auto item = stream.next_view()) {
-                    if (item->is_event()) ++events;
-                    failed = item->is_error();
-                    if (!item->is_event()) break;
-                }
-                // Tokens as the raw floors count them: the finish chunk is
-                // not one ([DONE] is an item of its own, not an event).
-                tally.tokens += events > 1 ? events - 1 : 0;
-                if (failed) tally.errors += 1;
-            }
-        });
-    }
-    for (auto& t : threads) t.join();
+    library_streams(load, tally, [&](const nous::http::Options& options, std::uint64_t& tokens) {
+        auto stream = nous::http::stream(url, kChatBody, {}, options);
+        std::uint64_t events = 0;
+        bool failed = false;
+        while (auto item = stream.next_view()) {
+            if (item->is_event()) ++events;
+            failed = item->is_error();
+            if (!item->is_event()) break;
+        }
+        // Tokens as the raw floors count them: the finish chunk is not one
+        // ([DONE] is an item of its own, not an event).
+        tokens += events > 1 ? events - 1 : 0;
+        return !failed;
+    });
 }
 
 // ---- the floors: raw sockets, events counted -------------------------------------------
@@ -145,12 +149,10 @@ Target target_of(const Load& load) {
     t.addr.sin_family = AF_INET;
     t.addr.sin_port = htons(static_cast<std::uint16_t>(port));
     ::inet_pton(AF_INET, host.c_str(), &t.addr.sin_addr);
-    const std::string body =
-        R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
     t.request = "POST /v1/chat/completions HTTP/1.1\r\nHost: " + host +
                 "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
                 "Connection: close\r\nContent-Length: " +
-                std::to_string(body.size()) + "\r\n\r\n" + body;
+                std::to_string(kChatBody.size()) + "\r\n\r\n" + std::string(kChatBody);
     return t;
 }
 

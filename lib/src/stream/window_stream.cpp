@@ -7,7 +7,6 @@
 // consumer is away.
 
 #include <concurrentqueue/concurrentqueue.h>
-#include <pthread.h>
 
 #include <climits>
 #include <condition_variable>
