@@ -437,6 +437,44 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "run_chat: a callback that returns false stops the stream, with the text so far and no error") {
+    MockServerOptions o;
+    o.stream_tokens = 5;
+    MockServer server(o);
+    server.start();
+    for (Provider p :
+         {Provider::openai, Provider::anthropic, Provider::gemini, Provider::openai_responses}) {
+        for (const char* backend : {"pull", "window"}) {
+            CAPTURE(to_string(p), backend);
+            ChatRequest request;
+            request.provider = p;
+            request.base_url = server.base_url() + (p == Provider::gemini ? "/v1beta" : "/v1");
+            request.model = "mock-model";
+            request.messages = {{"user", "hi"}};
+            nous::http::Options options;
+            options.max_retries = 0;
+            options.stream_backend = backend;
+            int calls = 0;
+            std::string seen;
+            auto result = run_chat(request, options, [&](const Delta& d) {
+                ++calls;
+                seen += d.text;
+                return seen.empty();  // stop at the first text
+            });
+            // Stopped by its caller, the message is what came: not a truncated error,
+            // not complete, and nothing was delivered after the stop.
+            REQUIRE(result.ok());
+            CHECK(calls >= 1);
+            CHECK_FALSE(seen.empty());
+            CHECK(result->text == seen);
+            CHECK(result->text != "Hello from the nous-http");
+            CHECK_FALSE(result->complete);
+            CHECK(result->request_id.rfind("req_mock_", 0) == 0);  // the response's headers too
+        }
+    }
+}
+
+TEST_CASE(
     "regression: tool-call assembly was quadratic, 200,000 calls in one event are assembled "
     "whole") {
     // One chunk with 200,000 tool-call starts, then one argument piece each,

@@ -389,6 +389,11 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
                 break;
         }
     }
+    return parse_document(event, data, out);
+}
+
+[[gnu::noinline]] std::optional<Error> DeltaParser::parse_document(
+    const nous::http::EventView& event, std::string_view data, std::vector<Delta>& out) {
     // Depth-limited: a provider's bytes are server bytes.
     std::string why;
     const Value* parsed = json_->parse(data, why);

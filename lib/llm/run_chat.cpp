@@ -4,6 +4,73 @@
 
 namespace nous::llm {
 
+namespace {
+
+/// What a streamed chat touches at every token, side by side. A stream's
+/// thread sleeps between tokens, and its memory is cold when it wakes: each
+/// line a token touches costs, so the few hot fields share lines here rather
+/// than lie across run_chat's frame among the request, the options and the
+/// result (docs/llm.md, "Deltas"). Aligned, so that the first three
+/// (text_only, deltas, the parser) and the message's text share three lines.
+struct alignas(64) TokenLoop {
+    explicit TokenLoop(Provider provider) : parser(provider) {}
+    std::optional<std::string_view> text_only;
+    std::vector<Delta> deltas;
+    DeltaParser parser;
+    Accumulator accumulator;  ///< the message's text is its first member
+    /// The commonest event, a text fragment, goes to the caller in this one
+    /// Delta, of which only `text` (its first member) ever changes: a token
+    /// touches its first line, not a whole Delta built and destroyed.
+    Delta text_delta;
+    /// The caller stopped the stream, or the provider ended it with an error
+    /// event: the message so far is the result, complete or not.
+    bool stopped = false;
+};
+
+/// A stream's failure in the provider's words: out of read_events' frame.
+[[gnu::noinline, gnu::cold]] std::optional<Error> stream_failure(Provider provider,
+                                                                 const Error& error) {
+    return provider_error(provider, error);
+}
+
+/// The stream's events into `loop` and the caller's callback, until the
+/// stream's end or `loop.stopped` (nullopt), or an error. A frame of its
+/// own, small: the loop's per-token stack is this and `loop`.
+[[gnu::noinline]] std::optional<Error> read_events(
+    nous::http::Stream& stream, TokenLoop& loop, Provider provider,
+    const std::function<bool(const Delta&)>& on_delta) {
+    // Views, not copies: each event is parsed where the stream holds it.
+    while (auto item = stream.next_view()) {
+        if (item->is_done()) break;
+        if (item->is_error()) return stream_failure(provider, *item->error);
+        loop.deltas.clear();
+        if (auto e = loop.parser.parse(item->event, loop.deltas, loop.text_only)) return e;
+        if (loop.text_only) {
+            loop.accumulator.add_text(*loop.text_only);
+            if (!on_delta) continue;
+            loop.text_delta.text.assign(*loop.text_only);
+            if (!on_delta(loop.text_delta)) {  // the caller stopped it
+                loop.stopped = true;
+                break;
+            }
+            continue;
+        }
+        for (const Delta& d : loop.deltas) {
+            loop.accumulator.add(d);
+            const bool go_on = !on_delta || on_delta(d);
+            // The provider ended the stream with an error, or the caller stopped it
+            // (dropping the stream cancels it).
+            if (d.error || !go_on) {
+                loop.stopped = true;
+                return std::nullopt;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
                             const std::function<bool(const Delta&)>& on_delta) {
     auto call = build_chat_call(request);
@@ -37,43 +104,13 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     }
     nous::http::Stream stream =
         nous::http::stream(call->url, call->body, call->headers, stream_options);
-    DeltaParser parser(request.provider);
-    Accumulator accumulator;
-    std::vector<Delta> deltas;
-    // The commonest event, a text fragment, goes to the caller in this one
-    // Delta, of which only `text` ever changes: a token touches its first
-    // line, not a whole Delta built and destroyed (docs/llm.md, "Deltas").
-    Delta text_delta;
-    std::optional<std::string_view> text_only;
-    auto finished = [&] {
-        ChatResult result = accumulator.result();
-        result.headers = stream.response_headers();  // one copy of the headers
-        result.request_id = nous::http::request_id_of(result.headers);
-        result.rate_limit = parse_rate_limit(result.headers);
-        return result;
-    };
-    // Views, not copies: each event is parsed where the stream holds it.
-    while (auto item = stream.next_view()) {
-        if (item->is_done()) break;
-        if (item->is_error()) return provider_error(request.provider, *item->error);
-        deltas.clear();
-        if (auto e = parser.parse(item->event, deltas, text_only)) return *e;
-        if (text_only) {
-            accumulator.add_text(*text_only);
-            if (!on_delta) continue;
-            text_delta.text.assign(*text_only);
-            if (!on_delta(text_delta)) return finished();  // the caller stopped it
-            continue;
-        }
-        for (const Delta& d : deltas) {
-            accumulator.add(d);
-            const bool go_on = !on_delta || on_delta(d);
-            // The provider ended the stream with an error, or the caller stopped it
-            // (dropping the stream cancels it).
-            if (d.error || !go_on) return finished();
-        }
-    }
-    ChatResult result = finished();
+    TokenLoop loop(request.provider);
+    if (auto error = read_events(stream, loop, request.provider, on_delta)) return *error;
+    ChatResult result = loop.accumulator.result();
+    result.headers = stream.response_headers();  // one copy of the headers
+    result.request_id = nous::http::request_id_of(result.headers);
+    result.rate_limit = parse_rate_limit(result.headers);
+    if (loop.stopped) return result;
     // A body that ended cleanly before the provider's terminal signal is not
     // a success: the message is cut short. The partial message goes with the
     // error, as JSON in its body.

@@ -228,6 +228,11 @@ class DeltaParser {
   private:
     std::optional<Error> parse_event(const nous::http::EventView& event, std::vector<Delta>& out,
                                      std::optional<std::string_view>* text_only);
+    /// Everything the fast readers of parse_event do not take, through a
+    /// document: a function of its own, so that the document's locals are
+    /// not in the frame every token's event runs in.
+    std::optional<Error> parse_document(const nous::http::EventView& event, std::string_view data,
+                                        std::vector<Delta>& out);
 
     Provider provider_;
     int gemini_calls_ = 0;
