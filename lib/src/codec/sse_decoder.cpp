@@ -29,8 +29,11 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
   public:
     explicit SseDecoder(std::size_t max_event_bytes)
         : max_data_(max_event_bytes), max_line_(max_event_bytes + 6 /* "data: " */) {
-        ids_.emplace_back();
+        last_id_ = &ids_.emplace_back();
     }
+    // last_id_ points into ids_: a copy would point into the original's.
+    SseDecoder(const SseDecoder&) = delete;
+    SseDecoder& operator=(const SseDecoder&) = delete;
 
     std::optional<Error> feed(std::string_view bytes, std::vector<Event>& out,
                               bool& done) override {
@@ -103,7 +106,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         if (!plain_event(p, i, j, n, value)) return Next::other;
         out.type = type_view();
         out.data = value;
-        out.id = &ids_.back();
+        out.id = last_id_;
         out.retry = retry_;
         event_type_.clear();
         scanned_ += j + 2 - i;  // the data line and the blank line, as run() counts them
@@ -234,7 +237,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
             // the cap, [DONE], CR line ends) takes the general path below.
             if (std::string_view value;
                 line_.empty() && data_lines_ == 0 && plain_event(p, i, j, n, value)) {
-                emit(type_view(), value, /*data_is_input=*/true, ids_.back());
+                emit(type_view(), value, /*data_is_input=*/true, *last_id_);
                 event_type_.clear();
                 ++scanned_;  // the blank line's LF (the data line's is counted above)
                 i = j + 2;
@@ -304,7 +307,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         } else if (field == "id") {
             // Stored once; events share it (an id may be as long as the line cap).
             if (value.find('\0') == std::string_view::npos) {
-                ids_.emplace_back(value);
+                last_id_ = &ids_.emplace_back(value);  // a deque's growth moves no element
                 views_hold_storage_ = true;  // the older ids may be in views until the next call
             }
         } else if (field == "retry") {
@@ -365,7 +368,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         if (data == "[DONE]") {
             done_ = true;
         } else {
-            emit(type_view(), data, data_in_input_, ids_.back());
+            emit(type_view(), data, data_in_input_, *last_id_);
         }
         data_.clear();
         data_in_input_ = false;
@@ -384,12 +387,15 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
     std::size_t data_lines_ = 0;
     std::string_view lazy_;     ///< the input begin() took (LazyViewDecoder)
     std::size_t lazy_pos_ = 0;  ///< where next_plain goes on
+    /// ids_.back(), the last event ID: read here rather than through the
+    /// deque's end iterator, which lies in a line of its own beyond them.
+    const EventId* last_id_ = nullptr;
     std::optional<Milliseconds> retry_;
     std::string line_;  ///< a partial line carried over from the previous input
     std::string event_type_;
-    std::deque<EventId>
-        ids_;  ///< back(): the last event ID; older ones live until the next feed_views
     // The rest: events of several lines or carried over, names, errors.
+    /// The event IDs (last_id_ is the last); older ones live until the next feed_views.
+    std::deque<EventId> ids_;
     std::string_view data_view_;  ///< the event's one data line, inside the current input
     std::string data_;  ///< the event's data when it is ours (several lines, or carried over)
     std::deque<std::string> types_;  ///< interned event types: views of them stay valid

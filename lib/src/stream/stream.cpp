@@ -30,16 +30,19 @@ struct NextPiece {
 /// deadlines interrupt (Options::event_idle_timeout), the same way.
 struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget {
     // What each event touches, first and together (at token rates a
-    // wake-up finds this state cold, and every line of it is a cache miss).
+    // wake-up finds this state cold, and every line of it is a cache miss):
+    // from `source` to `views`, 88 bytes.
     std::unique_ptr<ChunkSource> source;
     /// The same source, when it hands out data as views (the built-in ones):
     /// a token's read then builds no Piece.
     detail::ViewSource* view_source = nullptr;
-    std::unique_ptr<Decoder> decoder;
-    detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
-    /// The same again, when it hands them out one at a time (SSE): the plain
-    /// events of `current` come from it, after `views`, while `lazy` is set.
+    /// The decoder (`decoder` below), when it hands out views one at a time
+    /// (SSE): the plain events of `current` come from it, after `views`,
+    /// while `lazy` is set.
     detail::LazyViewDecoder* lazy_decoder = nullptr;
+    /// `content_watch` when there is one, else null: what a token tests,
+    /// here, rather than the optional's flag 400 bytes further on.
+    detail::ContentWatch* watch = nullptr;
     bool lazy = false;
     /// After the views: one terminal item (done or an error), then nothing.
     enum class Terminal { none, done, error } terminal = Terminal::none;
@@ -53,6 +56,9 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     std::atomic<std::uint64_t> items{0};
     std::size_t view_pos = 0;
     std::vector<EventView> views;
+    // Read at a stream's start and end, or by decoders without a lazy path.
+    std::unique_ptr<Decoder> decoder;
+    detail::ViewDecoder* view_decoder = nullptr;  ///< the same decoder, when it hands out views
     /// The bytes the views point into, unless the view source's data views
     /// do. Built in place by each next() (see NextPiece): none before the first.
     std::optional<ChunkSource::Piece> current;
@@ -94,8 +100,7 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     void delivered(const EventView& event) {
         // One writer (this thread): a plain store, no read-modify-write per event.
         items.store(items.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        if (content_watch && (!is_content_event || is_content_event(event)))
-            content_watch->content();
+        if (watch && (!is_content_event || is_content_event(event))) watch->content();
     }
 
     void end_with(Error e) {
@@ -128,20 +133,32 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
             // Decoded as next_view asks: what the general path must take first
             // into `views`, then the plain events one by one, then the rest
             // through decode_rest().
-            if (auto error = lazy_decoder->begin(bytes, views, done))
-                return end_with(std::move(*error));
+            if (auto error = lazy_decoder->begin(bytes, views, done)) return fail(*error);
             lazy = !done;
-        } else if (view_decoder) {
-            if (auto error = view_decoder->feed_views(bytes, views, done))
-                return end_with(std::move(*error));
-        } else {
-            scratch.clear();
-            auto error = decoder->feed(bytes, scratch, done);
-            views_of_scratch();
-            if (error) return end_with(std::move(*error));
+        } else if (!decode_all(bytes, done)) {
+            return;
         }
         if (done) after_done();
     }
+
+    /// decode() by a decoder that takes a piece at once: false when it failed.
+    [[gnu::noinline]] bool decode_all(std::string_view bytes, bool& done) {
+        if (view_decoder) {
+            auto error = view_decoder->feed_views(bytes, views, done);
+            if (!error) return true;
+            fail(*error);
+            return false;
+        }
+        scratch.clear();
+        auto error = decoder->feed(bytes, scratch, done);
+        views_of_scratch();
+        if (!error) return true;
+        fail(*error);
+        return false;
+    }
+
+    /// The decoder failed: its error ends the stream (out of decode()'s frame).
+    [[gnu::noinline]] void fail(Error& error) { end_with(std::move(error)); }
 
     /// What the lazy decoder's plain events left of the piece, into `views`.
     void decode_rest() {
@@ -151,6 +168,48 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
         bool done = false;
         if (auto error = lazy_decoder->feed_rest(views, done)) return end_with(std::move(*error));
         if (done) after_done();
+    }
+
+    // The branches of next_view() that a token never takes, each a function
+    // of its own: their temporaries (an Error is 168 bytes) are not in the
+    // frame every event runs in, which stays a few lines.
+
+    /// A cancel ends the stream at once, ahead of items already decoded.
+    [[gnu::noinline]] void report_cancel() {
+        cancel_reported = true;
+        if (!finished || lazy || view_pos < views.size() || terminal != Terminal::none) {
+            views.clear();
+            view_pos = 0;
+            lazy = false;
+            end_with(Error(ErrorCode::cancelled, "stream cancelled"));
+        }
+    }
+
+    /// The source's next piece when it has no data view (a source of owned
+    /// pieces, the body's end, a failure): decoded, or the stream's end.
+    [[gnu::noinline]] void next_piece() {
+        ChunkSource::Piece& piece = current.emplace(NextPiece{*source});
+        switch (piece.kind) {
+            case ChunkSource::Piece::Kind::data:
+                current_owned = piece.view.empty();
+                decode(piece.view.empty() ? std::string_view(piece.bytes) : piece.view);
+                break;
+            case ChunkSource::Piece::Kind::end: {
+                views.clear();
+                view_pos = 0;
+                scratch.clear();
+                auto error = decoder->finish(scratch);
+                views_of_scratch();
+                finished = true;
+                if (error) end_with(std::move(*error));
+                break;
+            }
+            case ChunkSource::Piece::Kind::error:
+                views.clear();
+                view_pos = 0;
+                end_with(failure(std::move(*piece.error)));
+                break;
+        }
     }
 
     /// [DONE] decoded: the views, then the done item.
@@ -193,17 +252,7 @@ std::optional<StreamItemView> Stream::next_view() {
     // slot (NRVO): a local item copied out was a store-forwarding stall per
     // event, the largest single cost of a small event.
     std::optional<StreamItemView> result;
-    if (s.cancelled.load() && !s.cancel_reported) {
-        // A cancel ends the stream at once, ahead of items already decoded.
-        s.cancel_reported = true;
-        if (!s.finished || s.lazy || s.view_pos < s.views.size() ||
-            s.terminal != State::Terminal::none) {
-            s.views.clear();
-            s.view_pos = 0;
-            s.lazy = false;
-            s.end_with(Error(ErrorCode::cancelled, "stream cancelled"));
-        }
-    }
+    if (s.cancelled.load() && !s.cancel_reported) s.report_cancel();
     for (;;) {
         // A piece's events in order: the views begin() decoded, then the
         // plain events one by one, then the views of the rest.
@@ -244,33 +293,12 @@ std::optional<StreamItemView> Stream::next_view() {
             s.current_owned = false;
             s.source->recycle(std::move(s.current->bytes));
         }
-        if (s.content_watch) s.content_watch->waiting();
+        if (s.watch) s.watch->waiting();
         if (std::string_view data; s.view_source && s.view_source->next_data_view(data)) {
             s.decode(data);
             continue;
         }
-        ChunkSource::Piece& current = s.current.emplace(NextPiece{*s.source});
-        switch (current.kind) {
-            case ChunkSource::Piece::Kind::data:
-                s.current_owned = current.view.empty();
-                s.decode(current.view.empty() ? std::string_view(current.bytes) : current.view);
-                break;
-            case ChunkSource::Piece::Kind::end: {
-                s.views.clear();
-                s.view_pos = 0;
-                s.scratch.clear();
-                auto error = s.decoder->finish(s.scratch);
-                s.views_of_scratch();
-                s.finished = true;
-                if (error) s.end_with(std::move(*error));
-                break;
-            }
-            case ChunkSource::Piece::Kind::error:
-                s.views.clear();
-                s.view_pos = 0;
-                s.end_with(s.failure(std::move(*current.error)));
-                break;
-        }
+        s.next_piece();
     }
 }
 
@@ -342,6 +370,7 @@ struct StreamAccess {
             s->is_content_event = options.is_content_event;
             s->content_watch.emplace(s, start, settings.first_event_timeout,
                                      settings.event_idle_timeout);
+            s->watch = &*s->content_watch;
         }
         if (options.cancel) s->shared_cancel.emplace(options.cancel, s);
         return stream;
