@@ -47,7 +47,7 @@ class StreamRequest {
     std::optional<Error> open();
     int status() const noexcept { return status_; }
     /// The 2xx response's headers (after open() succeeded).
-    const Headers& headers() noexcept { return attempt_->reader().head().headers; }
+    const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
     /// The next piece of body (after open() succeeded).
     ResponseReader::Piece read(std::string& out, std::optional<Error>& error);
     /// The same without a copy: `out` points into the read buffer until the

@@ -58,6 +58,7 @@ class Attempt {
     std::optional<Error> open(const Deadlines& deadlines, std::string_view body,
                               const Headers& headers);
     ResponseReader& reader() noexcept { return *reader_; }
+    const ResponseReader& reader() const noexcept { return *reader_; }
     /// Whether a response is being read (open() succeeded and release() has not run).
     bool active() const noexcept { return reader_.has_value(); }
     /// The deadlines in force (streams shorten them to drain after [DONE]).
