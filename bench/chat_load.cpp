@@ -36,6 +36,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -352,10 +353,17 @@ int main(int argc, char** argv) {
         return 2;
     }
     load.provider = *parsed;
-    const bool known_client = load.client == "nous-llm" || load.client == "nous-stream" ||
-                              load.client == "raw-thread" || load.client == "raw-epoll" ||
-                              load.client == "raw-relay";
-    if (!known_client) {
+    // Each --client and what runs it: the names are checked and dispatched from here alone.
+    using Client = void (*)(const Load&, Tally&);
+    const std::pair<std::string_view, Client> clients[] = {
+        {"nous-llm", run_chat_streams},     {"nous-stream", http_stream_streams},
+        {"raw-thread", raw_thread_streams}, {"raw-epoll", raw_epoll_streams},
+        {"raw-relay", raw_relay_streams},
+    };
+    Client run_client = nullptr;
+    for (const auto& [name, client] : clients)
+        if (load.client == name) run_client = client;
+    if (!run_client) {
         std::cerr << "chat_load: unknown client " << load.client << "\n";
         return 2;
     }
@@ -391,16 +399,7 @@ int main(int argc, char** argv) {
     Tally tally;
     const double cpu_before = cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
-    if (load.client == "raw-thread")
-        raw_thread_streams(load, tally);
-    else if (load.client == "raw-epoll")
-        raw_epoll_streams(load, tally);
-    else if (load.client == "raw-relay")
-        raw_relay_streams(load, tally);
-    else if (load.client == "nous-stream")
-        http_stream_streams(load, tally);
-    else
-        run_chat_streams(load, tally);
+    run_client(load, tally);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double cpu = cpu_seconds() - cpu_before;
