@@ -142,16 +142,16 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
     }
 
     /// decode() by a decoder that takes a piece at once: false when it failed.
+    /// Out of decode()'s frame, so its error may start empty here.
     [[gnu::noinline]] bool decode_all(std::string_view bytes, bool& done) {
+        std::optional<Error> error;
         if (view_decoder) {
-            auto error = view_decoder->feed_views(bytes, views, done);
-            if (!error) return true;
-            fail(*error);
-            return false;
+            error = view_decoder->feed_views(bytes, views, done);
+        } else {
+            scratch.clear();
+            error = decoder->feed(bytes, scratch, done);
+            views_of_scratch();
         }
-        scratch.clear();
-        auto error = decoder->feed(bytes, scratch, done);
-        views_of_scratch();
         if (!error) return true;
         fail(*error);
         return false;
