@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "nous/llm/chat.hpp"
+#include "nous/llm/detail/delta_parser_access.hpp"
 
 namespace {
 
 double ns_per_event(nous::llm::Provider provider, const std::vector<nous::http::Event>& events,
                     bool fast, std::size_t rounds) {
     nous::llm::DeltaParser parser(provider);
-    parser.use_fast_paths(fast);
+    nous::llm::detail::DeltaParserAccess::use_fast_paths(parser, fast);
     std::vector<nous::llm::Delta> out;
     std::size_t text = 0;
     const auto t0 = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@
 #include "nous/http/json.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/detail/delta_parser_access.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "openai_chunk_check.hpp"
 
@@ -1003,7 +1004,7 @@ void check_text_only_agrees(Provider provider, const Event& e, const std::vector
     view.data = e.data;
     std::vector<Delta> out;
     std::optional<std::string_view> text_only = "stale";  // reset by every call
-    lean.parse(view, out, text_only);
+    nous::llm::detail::DeltaParserAccess::parse(lean, view, out, text_only);
     if (text_only) {
         CHECK(out.empty());
         REQUIRE(deltas.size() == 1);
@@ -1019,7 +1020,7 @@ void check_text_only_agrees(Provider provider, const Event& e, const std::vector
 void check_fast_reader_agrees(Provider provider, const Event& e) {
     INFO(e.type << " " << e.data);
     DeltaParser fast(provider), document(provider);
-    document.use_fast_paths(false);
+    nous::llm::detail::DeltaParserAccess::use_fast_paths(document, false);
     std::vector<Delta> a, b;
     auto ea = fast.parse(e, a);
     auto eb = document.parse(e, b);
@@ -1144,7 +1145,7 @@ TEST_CASE("the three-argument parse hands back each provider's common text event
         view.data = c.data;
         std::vector<Delta> out;
         std::optional<std::string_view> text_only;
-        REQUIRE_FALSE(parser.parse(view, out, text_only));
+        REQUIRE_FALSE(nous::llm::detail::DeltaParserAccess::parse(parser, view, out, text_only));
         if (c.text) {
             REQUIRE(text_only);
             CHECK(*text_only == c.text);
@@ -1359,7 +1360,7 @@ TEST_CASE(
     };
     EventJson stream_json;
     DeltaParser fast(Provider::openai), document(Provider::openai);
-    document.use_fast_paths(false);
+    nous::llm::detail::DeltaParserAccess::use_fast_paths(document, false);
     Accumulator fast_message, document_message;
     for (const Case& c : cases) {
         INFO(c.text);

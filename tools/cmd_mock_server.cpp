@@ -28,7 +28,13 @@ int cmd_mock_server(int argc, char** argv) {
         "chat replies call this tool (default: only when tools are offered)");
     po::variables_map vm;
     if (auto end = parse_command("mock-server", argc, argv, desc, vm)) return *end;
+    // Every option checked: --tokens -1 streamed for ever, a NaN rate never paced.
     if (port < 0 || port > 65535) return usage_error("mock-server", "bad --port");
+    if (o.stream_tokens < 0) return usage_error("mock-server", "--tokens must be 0 or more");
+    if (!(o.tokens_per_second >= 0) || o.tokens_per_second > 1e9)
+        return usage_error("mock-server", "--tokens-per-second must be between 0 and 1e9");
+    if (first_token_ms < 0 || first_token_ms > 86400000LL)
+        return usage_error("mock-server", "--first-token-ms must be between 0 and 86400000");
     o.port = static_cast<std::uint16_t>(port);
     o.nagle = vm.count("nagle") > 0;
     o.first_token_latency = std::chrono::milliseconds(first_token_ms);

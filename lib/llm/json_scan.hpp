@@ -335,4 +335,14 @@ bool scan_strict_json(std::string_view text, std::string& scratch, Handler& hand
     return StrictJsonScanner<Handler>(text, scratch, handler).scan();
 }
 
+/// A string member the fast readers look at: kept the
+/// first time; a second one stops the reader (the document read takes the
+/// first, whatever it is, and decides).
+inline bool first_string(bool& seen, std::string_view& slot, std::string_view v) {
+    if (seen) return false;
+    seen = true;
+    slot = v;
+    return true;
+}
+
 }  // namespace nous::llm::detail

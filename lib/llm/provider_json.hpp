@@ -105,14 +105,4 @@ inline Error malformed(std::string why) {
     return Error(nous::http::ErrorCode::protocol, "malformed provider event: " + why);
 }
 
-/// The Responses API (lib/llm/responses_format.cpp): one stream event into
-/// deltas, with the little state it needs; a whole response into deltas.
-struct ResponsesState {
-    /// Calls whose arguments arrived as deltas (their `.done` item must not add them again).
-    std::vector<std::int64_t> calls_with_arguments;
-    std::int64_t summary_parts = 0;  ///< reasoning summary parts seen (joined by blank lines)
-};
-void responses_event(const Value& doc, ResponsesState& state, std::vector<Delta>& out);
-std::optional<Error> responses_whole(const Value& doc, std::vector<Delta>& out);
-
 }  // namespace nous::llm::detail

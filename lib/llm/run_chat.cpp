@@ -1,6 +1,10 @@
 // One chat request through nous_http, streamed or not.
 
-#include "nous/llm/chat.hpp"
+#include "nous/llm/run_chat.hpp"
+
+#include "formats/wire_format.hpp"
+#include "nous/llm/detail/delta_parser_access.hpp"
+#include "nous/llm/json_shapes.hpp"
 
 namespace nous::llm {
 
@@ -44,7 +48,9 @@ struct alignas(64) TokenLoop {
         if (item->is_done()) break;
         if (item->is_error()) return stream_failure(provider, *item->error);
         loop.deltas.clear();
-        if (auto e = loop.parser.parse(item->event, loop.deltas, loop.text_only)) return e;
+        if (auto e = detail::DeltaParserAccess::parse(loop.parser, item->event, loop.deltas,
+                                                      loop.text_only))
+            return e;
         if (loop.text_only) {
             loop.accumulator.add_text(*loop.text_only);
             if (!on_delta) continue;
@@ -92,9 +98,9 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         }
         return result;
     }
+    const detail::WireFormat& format = detail::wire_format(request.provider);
     nous::http::Options stream_options = options;
-    if (!stream_options.is_content_event && (request.provider == Provider::anthropic ||
-                                             request.provider == Provider::openai_responses)) {
+    if (!stream_options.is_content_event && format.has_keepalive_events()) {
         // Anthropic's `ping` events (and a Responses `keepalive`) keep the
         // connection alive and say nothing: like SSE comments, they never
         // reset the content deadlines.
@@ -115,14 +121,9 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     // a success: the message is cut short. The partial message goes with the
     // error, as JSON in its body.
     if (!result.complete) {
-        nous::http::Error cut(
-            nous::http::ErrorCode::truncated,
-            "stream ended before the provider finished (no " +
-                std::string(request.provider == Provider::anthropic          ? "message_stop"
-                            : request.provider == Provider::gemini           ? "finishReason"
-                            : request.provider == Provider::openai_responses ? "response.completed"
-                                                                             : "finish_reason") +
-                ")");
+        nous::http::Error cut(nous::http::ErrorCode::truncated,
+                              "stream ended before the provider finished (no " +
+                                  std::string(format.terminal_signal()) + ")");
         cut.request_id = result.request_id;
         cut.body = to_json(result);
         return cut;

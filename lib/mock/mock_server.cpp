@@ -18,6 +18,7 @@
 #include <list>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "chat_requests.hpp"
@@ -86,7 +87,7 @@ struct MockServer::Impl {
     std::uint16_t port = 0;
     std::thread acceptor;
     std::atomic<bool> stopping{false};
-    std::atomic<std::uint64_t> accepted{0}, served{0};
+    std::atomic<std::uint64_t> accepted{0}, served{0}, refused{0};
 
     mutable std::mutex mutex;  // guards everything below
     std::condition_variable stop_cv;
@@ -134,14 +135,36 @@ struct MockServer::Impl {
                     ++it;
                 }
             }
+            if (connections.size() >= options.max_connections) {
+                refuse(fd, "the mock serves at most " + std::to_string(options.max_connections) +
+                               " connections at once");
+                continue;
+            }
             auto& conn = connections.emplace_back();
             conn.fd = fd;
-            conn.thread = std::thread([this, &conn] {
-                serve(conn.fd);
-                ::shutdown(conn.fd, SHUT_RDWR);
-                conn.done = true;
-            });
+            try {
+                conn.thread = std::thread([this, &conn] {
+                    serve(conn.fd);
+                    ::shutdown(conn.fd, SHUT_RDWR);
+                    conn.done = true;
+                });
+            } catch (const std::system_error&) {
+                // No thread to be had (EAGAIN: a thread or memory limit): this
+                // connection is refused, the mock goes on.
+                connections.pop_back();
+                refuse(fd, "the mock could not start a thread for this connection");
+            }
         }
+    }
+
+    /// A connection the mock cannot serve: 503 (the request is not read), closed.
+    void refuse(int fd, const std::string& why) {
+        refused.fetch_add(1);
+        mock::write_response(
+            fd, 503, {{"Connection", "close"}, {"Retry-After", "1"}},
+            R"({"error":{"message":)" + mock::json_string(why) + R"(,"type":"server_error"}})",
+            false);
+        ::close(fd);
     }
 
     bool write_response(int fd, const MockResponse& response) {
@@ -329,7 +352,18 @@ struct MockServer::Impl {
     void serve(int fd) {
         std::string buffer;
         MockRequest request;
-        while (!stopping && mock::read_request(fd, buffer, request, options.idle_close)) {
+        while (!stopping) {
+            const mock::ReadRequest got = mock::read_request(
+                fd, buffer, request, options.idle_close, options.max_request_body);
+            if (got == mock::ReadRequest::too_large) {
+                const std::string why = "request body too large (the mock takes at most " +
+                                        std::to_string(options.max_request_body) + " bytes)";
+                write_response(fd, 413, {{"Connection", "close"}},
+                               R"({"error":{"message":)" + mock::json_string(why) +
+                                   R"(,"type":"invalid_request_error"}})");
+                break;
+            }
+            if (got != mock::ReadRequest::request) break;
             served.fetch_add(1);
             Handler h;
             {
@@ -381,6 +415,13 @@ MockServer::MockServer(MockServerOptions options) : impl_(std::make_unique<Impl>
 MockServer::~MockServer() { stop(); }
 
 void MockServer::start() {
+    const MockServerOptions& o = impl_->options;
+    if (o.stream_tokens < 0) throw std::invalid_argument("mock server: stream_tokens < 0");
+    if (!(o.tokens_per_second >= 0))
+        throw std::invalid_argument("mock server: tokens_per_second must be 0 or more");
+    if (o.first_token_latency.count() < 0 || o.idle_close.count() < 0)
+        throw std::invalid_argument("mock server: a negative duration");
+    if (o.max_connections == 0) throw std::invalid_argument("mock server: max_connections 0");
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("mock server: socket() failed");
     int one = 1;

@@ -61,20 +61,21 @@ std::string reason_for(int status) {
     }
 }
 
-bool read_request(int fd, std::string& buffer, MockRequest& request,
-                  std::chrono::milliseconds idle_close) {
+ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
+                         std::chrono::milliseconds idle_close, std::uint64_t max_body) {
     std::size_t head_end;
     for (;;) {
         head_end = buffer.find("\r\n\r\n");
         if (head_end != std::string::npos) break;
-        if (buffer.size() > (1 << 20)) return false;
+        if (buffer.size() > (1 << 20)) return ReadRequest::closed;
         if (idle_close.count() > 0 && buffer.empty()) {
             pollfd p{fd, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(idle_close.count())) == 0) return false;
+            if (::poll(&p, 1, static_cast<int>(idle_close.count())) == 0)
+                return ReadRequest::closed;
         }
         char chunk[16384];
         ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-        if (n <= 0) return false;
+        if (n <= 0) return ReadRequest::closed;
         buffer.append(chunk, static_cast<std::size_t>(n));
     }
     std::string_view head(buffer.data(), head_end);
@@ -82,11 +83,12 @@ bool read_request(int fd, std::string& buffer, MockRequest& request,
     std::string_view request_line = head.substr(0, line_end);
     auto sp1 = request_line.find(' ');
     auto sp2 = request_line.rfind(' ');
-    if (sp1 == std::string_view::npos || sp2 == sp1) return false;
+    if (sp1 == std::string_view::npos || sp2 == sp1) return ReadRequest::closed;
     request.method = std::string(request_line.substr(0, sp1));
     request.target = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
     request.headers.clear();
-    std::size_t content_length = 0;
+    std::uint64_t content_length = 0;
+    bool length_ok = true;
     std::string_view rest = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
     while (!rest.empty()) {
         auto eol = rest.find("\r\n");
@@ -97,20 +99,29 @@ bool read_request(int fd, std::string& buffer, MockRequest& request,
         std::string name = lower(std::string(line.substr(0, colon)));
         std::string_view value = line.substr(colon + 1);
         while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        if (name == "content-length")
-            std::from_chars(value.data(), value.data() + value.size(), content_length);
+        if (name == "content-length") {
+            while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+                value.remove_suffix(1);
+            const auto [end, ec] =
+                std::from_chars(value.data(), value.data() + value.size(), content_length);
+            length_ok = ec == std::errc() && end == value.data() + value.size() && !value.empty();
+        }
         request.headers.emplace_back(std::move(name), std::string(value));
     }
-    std::size_t body_start = head_end + 4;
-    while (buffer.size() < body_start + content_length) {
+    // Refused before any sum with it: 18446744073709551545 wrapped
+    // body_start + content_length, and the request was served for ever.
+    if (!length_ok || content_length > max_body) return ReadRequest::too_large;
+    const std::size_t body_start = head_end + 4;
+    const auto length = static_cast<std::size_t>(content_length);
+    while (buffer.size() - body_start < length) {
         char chunk[65536];
         ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-        if (n <= 0) return false;
+        if (n <= 0) return ReadRequest::closed;
         buffer.append(chunk, static_cast<std::size_t>(n));
     }
-    request.body = buffer.substr(body_start, content_length);
-    buffer.erase(0, body_start + content_length);
-    return true;
+    request.body = buffer.substr(body_start, length);
+    buffer.erase(0, body_start + length);
+    return ReadRequest::request;
 }
 
 bool write_response(int fd, int status,

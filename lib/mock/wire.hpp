@@ -19,11 +19,17 @@ std::string lower(std::string s);
 bool send_all(int fd, std::string_view data);
 /// The reason phrase of the statuses the mock sends.
 std::string reason_for(int status);
+/// What read_request() found.
+enum class ReadRequest {
+    request,    ///< a whole request is in `request`
+    closed,     ///< EOF, an error, or `idle_close` passed with no byte of a next request
+    too_large,  ///< a body over `max_body`, or a Content-Length that is not a number: 413
+};
 /// Reads one request (head + Content-Length body) into `request`, keeping
-/// bytes past it in `buffer`; false on EOF, error, or `idle_close` passing
-/// with no byte of a next request (0: never).
-bool read_request(int fd, std::string& buffer, MockRequest& request,
-                  std::chrono::milliseconds idle_close);
+/// bytes past it in `buffer`. The Content-Length is checked against
+/// `max_body` before any arithmetic with it, so no value wraps a sum.
+ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
+                         std::chrono::milliseconds idle_close, std::uint64_t max_body);
 /// A whole response with Content-Length. `body` may be a static buffer.
 /// `nagle`: head and body in two writes (the body waits for the client's ACK).
 bool write_response(int fd, int status,

@@ -11,6 +11,7 @@
 #include "fuzz_support.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/detail/delta_parser_access.hpp"
 
 namespace {
 
@@ -22,7 +23,7 @@ std::string assemble(nous::llm::Provider provider, std::string_view bytes,
                      const std::vector<std::size_t>& cuts, Parse how = Parse::fast) {
     auto sse = nous::http::make_sse_decoder(4096);
     nous::llm::DeltaParser parser(provider);
-    parser.use_fast_paths(how != Parse::document);
+    nous::llm::detail::DeltaParserAccess::use_fast_paths(parser, how != Parse::document);
     nous::llm::Accumulator accumulator;
     std::vector<nous::http::Event> events;
     std::vector<nous::llm::Delta> deltas;
@@ -40,7 +41,8 @@ std::string assemble(nous::llm::Provider provider, std::string_view bytes,
             nous::http::EventView view;
             view.type = event.type;
             view.data = event.data;
-            if (auto malformed = how == Parse::lean ? parser.parse(view, deltas, text_only)
+            if (auto malformed = how == Parse::lean ? nous::llm::detail::DeltaParserAccess::parse(
+                                                          parser, view, deltas, text_only)
                                                     : parser.parse(event, deltas))
                 verdict += "!";
             if (text_only) {

@@ -156,7 +156,7 @@ Settings effective_settings(const Options& options, const Config& config) {
 
 Deadlines deadlines_for(const Settings& settings, Clock::time_point total_by) {
     Deadlines d;
-    d.connect_by = Clock::now() + settings.connect_timeout;
+    d.connect_by = saturating_add(Clock::now(), settings.connect_timeout);
     d.total_by = total_by;
     d.idle = settings.read_timeout;
     return d;

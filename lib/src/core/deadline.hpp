@@ -10,6 +10,20 @@ namespace nous::http::detail {
 
 using Clock = std::chrono::steady_clock;
 
+/// `t + d`, saturated at Clock::time_point::max(): a huge timeout
+/// (milliseconds::max() included) means "no timeout", never an overflow that
+/// fires at once. The comparison is in `d`'s own unit, so that converting a
+/// huge `d` to the clock's nanoseconds never overflows either.
+template <typename Rep, typename Period>
+constexpr Clock::time_point saturating_add(Clock::time_point t,
+                                           std::chrono::duration<Rep, Period> d) noexcept {
+    using D = std::chrono::duration<Rep, Period>;
+    if (d <= D::zero()) return t + std::chrono::duration_cast<Clock::duration>(d);
+    if (d >= std::chrono::duration_cast<D>(Clock::time_point::max() - t))
+        return Clock::time_point::max();
+    return t + std::chrono::duration_cast<Clock::duration>(d);
+}
+
 /// What ran out when a bounded wait for bytes came back empty.
 enum class Expiry {
     not_yet,  ///< it woke before its limit (timers round): wait the rest
@@ -34,7 +48,8 @@ struct Deadlines {
     }
     /// The limit of one wait for bytes that starts at `now`: min(now + idle, total deadline).
     Clock::time_point read_limit(Clock::time_point now) const noexcept {
-        return now + idle < total_by ? now + idle : total_by;
+        const Clock::time_point by_idle = saturating_add(now, idle);
+        return by_idle < total_by ? by_idle : total_by;
     }
     /// A wait bounded by `limit` (read_limit) came back without bytes: was
     /// it early, or which deadline ran out? The one place that decides

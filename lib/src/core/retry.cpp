@@ -87,7 +87,8 @@ std::optional<Milliseconds> retry_delay(Error& error, int attempt, int max_retri
     } else {
         delay = backoff_delay(attempt, hooks && hooks->random ? hooks->random() : default_random());
     }
-    if (total_by != Clock::time_point::max() && now + delay >= total_by) return std::nullopt;
+    if (total_by != Clock::time_point::max() && saturating_add(now, delay) >= total_by)
+        return std::nullopt;
     return delay;
 }
 
@@ -110,7 +111,7 @@ std::optional<Error> run_with_retries(
     const auto start = now();
     const bool has_total = run.total_timeout.has_value();
     const Clock::time_point policy_total_by =
-        has_total ? start + *run.total_timeout : Clock::time_point::max();
+        has_total ? saturating_add(start, *run.total_timeout) : Clock::time_point::max();
     for (int n = 0;; ++n) {
         Clock::time_point total_by = Clock::time_point::max();
         if (has_total) {
@@ -118,7 +119,7 @@ std::optional<Error> run_with_retries(
             if (left <= Clock::duration::zero())
                 return Error(ErrorCode::timeout_total,
                              "total deadline passed before the " + std::string(run.what));
-            total_by = Clock::now() + left;
+            total_by = saturating_add(Clock::now(), left);
         }
         std::optional<Error> error = attempt(total_by);
         if (!error) return std::nullopt;

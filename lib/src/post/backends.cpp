@@ -77,8 +77,9 @@ Result<Response> PreparedBackend::post(const Request& request, const Options& op
     auto call =
         prepare(std::move(valid.value()), *request.headers, options, env, *config_snapshot(env));
     if (!call) return call.error();
-    const auto total_by =
-        options.total_timeout ? Clock::now() + *options.total_timeout : Clock::time_point::max();
+    const auto total_by = options.total_timeout
+                              ? saturating_add(Clock::now(), *options.total_timeout)
+                              : Clock::time_point::max();
     return post_prepared(call.value(), request, total_by);
 }
 

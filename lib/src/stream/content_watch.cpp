@@ -4,10 +4,13 @@
 
 #include "stream/content_watch.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,10 +38,7 @@ class ContentWatcher {
     void add(ContentWatch* watch) {
         std::lock_guard lock(mutex_);
         watched_.push_back(watch);
-        if (!started_) {
-            started_ = true;
-            std::thread([this] { run(); }).detach();
-        }
+        start_locked();
     }
 
     void remove(ContentWatch* watch) {
@@ -58,11 +58,32 @@ class ContentWatcher {
         const std::int64_t planned = next_wake_.load();
         if (planned != 0 && deadline >= planned) return;
         std::lock_guard lock(mutex_);
+        start_locked();  // a child of fork() starts its own here for a parent's stream
         wake_.notify_one();
     }
 
   private:
-    ContentWatcher() = default;
+    ContentWatcher() {
+        // A child of fork() has no watcher thread: started_ must say so, or
+        // the child's content deadlines never fire. The lock is held across
+        // fork() so that the child's copy of the list is consistent; the
+        // child makes its mutex and condition variable anew (the parent's
+        // waiter, the watcher thread, does not exist there).
+        pthread_atfork([] { instance().mutex_.lock(); }, [] { instance().mutex_.unlock(); },
+                       [] {
+                           ContentWatcher& w = instance();
+                           new (&w.mutex_) std::mutex;
+                           new (&w.wake_) std::condition_variable;
+                           w.started_ = false;
+                           w.next_wake_.store(kNever);
+                       });
+    }
+
+    void start_locked() {
+        if (started_) return;
+        started_ = true;
+        std::thread([this] { run(); }).detach();
+    }
 
     void run() {
         std::unique_lock lock(mutex_);
@@ -107,11 +128,11 @@ void ContentWatch::waiting() noexcept {
     std::int64_t deadline = kNever;
     Which which = Which::none;
     if (!seen_content_ && first_event_) {
-        deadline = to_ns(start_ + *first_event_);
+        deadline = to_ns(saturating_add(start_, *first_event_));
         which = Which::first_event;
     }
     if (idle_) {
-        const std::int64_t by_idle = to_ns(Clock::now() + *idle_);
+        const std::int64_t by_idle = to_ns(saturating_add(Clock::now(), *idle_));
         if (by_idle < deadline) {
             deadline = by_idle;
             which = Which::idle;

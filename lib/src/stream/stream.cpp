@@ -201,6 +201,10 @@ struct Stream::State final : detail::CancelTarget, detail::ContentDeadlineTarget
                 auto error = decoder->finish(scratch);
                 views_of_scratch();
                 finished = true;
+                // A content deadline that passed stopped the source: whatever
+                // it reports, the body did not end as the server meant it.
+                if (content_watch)
+                    if (auto expired = content_watch->expired()) error = std::move(expired);
                 if (error) end_with(std::move(*error));
                 break;
             }

@@ -103,7 +103,8 @@ void StreamRequest::drain_and_release(Milliseconds budget) {
     if (!attempt_ || !attempt_->active()) return;
     ExchangeParams& params = attempt_->params();
     params.deadlines.idle = budget;
-    params.deadlines.total_by = std::min(params.deadlines.total_by, Clock::now() + budget);
+    params.deadlines.total_by =
+        std::min(params.deadlines.total_by, saturating_add(Clock::now(), budget));
     for (;;) {
         std::string_view ignored;
         auto piece = attempt_->reader().read_body_view(ignored);

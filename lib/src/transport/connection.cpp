@@ -175,7 +175,7 @@ long Connection::socket_recv(char* buffer, std::size_t n) {
         errno = EAGAIN;
         return -1;
     }
-    op_recv_limit_ = std::min(op_total_by_, now + op_idle_);
+    op_recv_limit_ = std::min(op_total_by_, saturating_add(now, op_idle_));
     prepare_recv(op_recv_limit_, now);
     count_recv();
     const ssize_t got = socket_recv_call(fd_, buffer, n, 0);

@@ -57,8 +57,15 @@ struct MockServerOptions {
     std::chrono::milliseconds first_token_latency{0};
     /// Bytes of /sse100m (default 100 MiB).
     std::uint64_t firehose_bytes = 100ull << 20;
-    /// Close idle keep-alive connections after this long (0: never).
-    std::chrono::milliseconds idle_close{0};
+    /// Close idle keep-alive connections after this long (0: never): a
+    /// client's leaked connections never hold a thread for ever.
+    std::chrono::milliseconds idle_close{60000};
+    /// Request bodies past this many bytes are answered 413 and the
+    /// connection closed, before anything of them is buffered.
+    std::uint64_t max_request_body = 64ull << 20;
+    /// Connections served at once; one more is answered 503 and closed (a
+    /// thread each: past the machine's limit, a client's bug would abort the mock).
+    std::size_t max_connections = 1024;
     /// Chat replies (all three formats) call this tool even when the request
     /// offers none; empty: a tool call only when the request offers tools.
     std::string tool_call;

@@ -1,0 +1,34 @@
+// A whole (non-streamed) response into the message, and a provider's error
+// body into its own words: the generic parts; each format reads its JSON.
+
+#include "formats/wire_format.hpp"
+#include "nous/http/json.hpp"
+#include "nous/llm/result.hpp"
+#include "provider_json.hpp"
+
+namespace nous::llm {
+
+Result<ChatResult> parse_chat_response(Provider provider, std::string_view body) {
+    auto doc = nous::http::parse_json(body);
+    if (!doc) return detail::malformed(doc.error().message);
+    std::vector<Delta> deltas;
+    if (auto bad = detail::wire_format(provider).read_whole(*doc.value(), deltas)) return *bad;
+    Accumulator accumulator;
+    for (const Delta& d : deltas) accumulator.add(d);
+    ChatResult result = accumulator.result();
+    if (result.stream_error) return Error(nous::http::ErrorCode::protocol, *result.stream_error);
+    result.complete = true;  // a whole body is the whole message
+    return result;
+}
+
+Error provider_error(Provider provider, Error error) {
+    if (error.code != nous::http::ErrorCode::http_status || error.body.empty()) return error;
+    auto doc = nous::http::parse_json(error.body);
+    if (!doc) return error;  // not JSON: the generic message stays
+    const std::string words = detail::wire_format(provider).error_message(*doc.value());
+    if (words.empty()) return error;
+    error.message = "HTTP " + std::to_string(error.status) + ": " + words;
+    return error;
+}
+
+}  // namespace nous::llm

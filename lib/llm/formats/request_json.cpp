@@ -1,0 +1,97 @@
+// The request builders' shared helpers (formats/request_json.hpp).
+
+#include "formats/request_json.hpp"
+
+#include "nous/http/json.hpp"
+
+namespace nous::llm::detail {
+
+void string(Writer& w, std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void key_string(Writer& w, const char* key, std::string_view value) {
+    w.Key(key);
+    string(w, value);
+}
+
+/// Writes a parsed JSON value.
+void raw_json(Writer& w, const rapidjson::Value& value) { value.Accept(w); }
+
+/// A tool call's arguments as a JSON object (Anthropic's `input`, Gemini's
+/// `args`): the text parsed, the empty object when it is empty or not an object.
+void arguments_object(Writer& w, const std::string& arguments) {
+    auto doc = nous::http::parse_json(arguments.empty() ? "{}" : arguments);
+    if (doc && doc.value()->IsObject()) {
+        raw_json(w, *doc.value());
+    } else {
+        w.StartObject();
+        w.EndObject();
+    }
+}
+
+/// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.
+void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
+                 const char* schema_key, const char* type) {
+    w.StartObject();
+    if (type) key_string(w, "type", type);
+    key_string(w, "name", tool.name);
+    if (!tool.description.empty()) key_string(w, "description", tool.description);
+    w.Key(schema_key);
+    raw_json(w, schema);
+    w.EndObject();
+}
+
+/// The system prompt: the request's, then every system message's, one
+/// paragraph each (for the formats with one system slot).
+std::string joined_system(const ChatRequest& r) {
+    std::string out = r.system;
+    for (const ChatMessage& m : r.messages)
+        if (m.role == "system" && !m.content.empty())
+            out += (out.empty() ? "" : "\n\n") + m.content;
+    return out;
+}
+
+/// The image as a URL: itself, or a data: URL of its bytes.
+std::string image_url_of(const ContentPart& part) {
+    return part.image_url.empty() ? "data:" + part.media_type + ";base64," + part.data
+                                  : part.image_url;
+}
+
+/// The name of the function a tool result answers: its own, or the call's
+/// with that id earlier in the conversation.
+std::string tool_name_for(const ChatRequest& r, const ChatMessage& result) {
+    if (!result.tool_name.empty()) return result.tool_name;
+    // The latest call with that id before the result (ids may repeat across turns).
+    const ChatMessage* at = &result;
+    const ChatMessage* first = r.messages.data();
+    for (const ChatMessage* m = at; m-- != first;)
+        for (const ToolCall& call : m->tool_calls)
+            if (call.id == result.tool_call_id) return call.name;
+    return result.tool_call_id;
+}
+
+int thinking_budget(ReasoningEffort effort) {
+    switch (effort) {
+        case ReasoningEffort::low:
+            return 1024;
+        case ReasoningEffort::medium:
+            return 4096;
+        case ReasoningEffort::high:
+            return 16384;
+    }
+    return 1024;
+}
+
+std::string_view effort_name(ReasoningEffort effort) {
+    switch (effort) {
+        case ReasoningEffort::low:
+            return "low";
+        case ReasoningEffort::medium:
+            return "medium";
+        case ReasoningEffort::high:
+            return "high";
+    }
+    return "low";
+}
+}  // namespace nous::llm::detail

@@ -1,0 +1,59 @@
+#pragma once
+// What the four formats' request builders share (nous_llm internal): JSON
+// writing helpers, the conversation read as turns, the system prompt joined,
+// a tool result's function name, reasoning effort as each provider names it.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/wire_format.hpp"
+
+namespace nous::llm::detail {
+
+void string(Writer& w, std::string_view s);
+void key_string(Writer& w, const char* key, std::string_view value);
+/// Writes a parsed JSON value.
+void raw_json(Writer& w, const rapidjson::Value& value);
+/// A tool call's arguments as a JSON object (Anthropic's `input`, Gemini's
+/// `args`): the text parsed, the empty object when it is empty or not an object.
+void arguments_object(Writer& w, const std::string& arguments);
+/// {"type"?, "name", "description"?, <schema_key>: schema}: a tool in any of the formats.
+void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
+                 const char* schema_key, const char* type = nullptr);
+
+/// The system prompt: the request's, then every system message's, one
+/// paragraph each (for the formats with one system slot).
+std::string joined_system(const ChatRequest& r);
+/// The image as a URL: itself, or a data: URL of its bytes.
+std::string image_url_of(const ContentPart& part);
+/// The name of the function a tool result answers: its own, or the call's
+/// with that id earlier in the conversation.
+std::string tool_name_for(const ChatRequest& r, const ChatMessage& result);
+/// Anthropic's and Gemini's thinking budgets: 1024, 4096, 16384 tokens.
+int thinking_budget(ReasoningEffort effort);
+/// "low", "medium", "high".
+std::string_view effort_name(ReasoningEffort effort);
+
+/// The conversation as turns that alternate between the user (user messages
+/// and tool results) and the model (`model_role`), for the formats that
+/// require alternation: consecutive messages of one side are one turn, in
+/// order. System messages are not turns (those formats have a system slot).
+template <typename Turn>
+void for_each_turn(const ChatRequest& r, std::string_view model_role, Turn&& turn_out) {
+    std::vector<const ChatMessage*> turn;
+    std::string_view turn_role;
+    for (const ChatMessage& m : r.messages) {
+        if (m.role == "system") continue;
+        const std::string_view role = m.role == "assistant" ? model_role : "user";
+        if (role != turn_role && !turn.empty()) {
+            turn_out(turn_role, turn);
+            turn.clear();
+        }
+        turn_role = role;
+        turn.push_back(&m);
+    }
+    if (!turn.empty()) turn_out(turn_role, turn);
+}
+
+}  // namespace nous::llm::detail

@@ -1,0 +1,111 @@
+// The mock's replies as Anthropic Messages: content blocks (thinking, text,
+// tool_use), a ping, message_delta with the usage, message_stop.
+
+#include "replies/reply_format.hpp"
+
+namespace nous::http::mock {
+
+namespace {
+
+/// Anthropic's content blocks: thinking (when asked) first, then text, then the tool call.
+int anthropic_text_index(const Reply& r) { return r.reasoning ? 1 : 0; }
+
+void anthropic_events(const Reply& r, std::vector<std::string>& before,
+                      std::vector<std::string>& after) {
+    before.push_back(sse(
+        R"({"type":"message_start","message":{"id":"msg_mock","type":"message","role":"assistant","model":)" +
+            json_string(r.model) +
+            R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)" +
+            std::to_string(r.prompt_tokens) + R"(,"output_tokens":1}}})",
+        "message_start"));
+    if (r.reasoning) {
+        before.push_back(sse(
+            R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}})",
+            "content_block_start"));
+        for (const char* piece : kReasoningPieces)
+            before.push_back(sse(
+                R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":)" +
+                    json_string(piece) + "}}",
+                "content_block_delta"));
+        before.push_back(sse(
+            R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":)" +
+                json_string(kSignature) + "}}",
+            "content_block_delta"));
+        before.push_back(sse(R"({"type":"content_block_stop","index":0})", "content_block_stop"));
+    }
+    const std::string text_index = std::to_string(anthropic_text_index(r));
+    before.push_back(sse(R"({"type":"content_block_start","index":)" + text_index +
+                             R"(,"content_block":{"type":"text","text":""}})",
+                         "content_block_start"));
+    before.push_back(sse(R"({"type":"ping"})", "ping"));
+    after.push_back(
+        sse(R"({"type":"content_block_stop","index":)" + text_index + "}", "content_block_stop"));
+    if (!r.tool_name.empty()) {
+        const std::string call_index = std::to_string(anthropic_text_index(r) + 1);
+        after.push_back(
+            sse(R"({"type":"content_block_start","index":)" + call_index +
+                    R"(,"content_block":{"type":"tool_use","id":"toolu_mock_1","name":)" +
+                    json_string(r.tool_name) + R"(,"input":{}}})",
+                "content_block_start"));
+        for (const char* piece : kArgumentPieces)
+            after.push_back(sse(R"({"type":"content_block_delta","index":)" + call_index +
+                                    R"(,"delta":{"type":"input_json_delta","partial_json":)" +
+                                    json_string(piece) + "}}",
+                                "content_block_delta"));
+        after.push_back(sse(R"({"type":"content_block_stop","index":)" + call_index + "}",
+                            "content_block_stop"));
+    }
+    after.push_back(sse(std::string(R"({"type":"message_delta","delta":{"stop_reason":)") +
+                            (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
+                            R"(,"stop_sequence":null},"usage":{"output_tokens":)" +
+                            std::to_string(output_tokens(r)) + "}}",
+                        "message_delta"));
+    after.push_back(sse(R"({"type":"message_stop"})", "message_stop"));
+}
+
+class AnthropicReply final : public ReplyFormat {
+  public:
+    void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
+                      std::vector<std::string>& after) const override {
+        token_head = R"({"type":"content_block_delta","index":)" +
+                     std::to_string(anthropic_text_index(r)) +
+                     R"(,"delta":{"type":"text_delta","text":)";
+        anthropic_events(r, before, after);
+    }
+
+    void token_event(const Reply& r, const std::string& token_head, std::uint64_t at,
+                     std::uint64_t token, const std::string& text,
+                     std::string& out) const override {
+        (void)r;
+        (void)at;
+        (void)token;
+        out = "event: content_block_delta\ndata: " + token_head + text + "}}\n\n";
+    }
+
+    void whole(const Reply& r, WholeBody& body) const override {
+        body.head = R"({"id":"msg_mock","type":"message","role":"assistant","model":)" +
+                    json_string(r.model) + R"(,"content":[)" +
+                    (r.reasoning ? R"({"type":"thinking","thinking":)" + json_string(kReasoning) +
+                                       R"(,"signature":)" + json_string(kSignature) + "},"
+                                 : std::string()) +
+                    R"({"type":"text","text":")";
+        std::string tail = "\"}";
+        if (!r.tool_name.empty())
+            tail += R"(,{"type":"tool_use","id":"toolu_mock_1","name":)" +
+                    json_string(r.tool_name) + R"(,"input":)" + kArguments + "}";
+        body.tail = tail + "]" + R"(,"stop_reason":)" +
+                    (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
+                    R"(,"stop_sequence":null,"usage":{"input_tokens":)" +
+                    std::to_string(r.prompt_tokens) + R"(,"output_tokens":)" +
+                    std::to_string(output_tokens(r)) + "}}";
+    }
+};
+
+}  // namespace
+
+const ReplyFormat& anthropic_reply() noexcept {
+    static const AnthropicReply format;
+    return format;
+}
+
+}  // namespace nous::http::mock

@@ -1,0 +1,76 @@
+// The mock's replies as Gemini generateContent: chunks of candidates, the
+// last with its finishReason and usageMetadata.
+
+#include "replies/reply_format.hpp"
+
+namespace nous::http::mock {
+
+namespace {
+
+std::string gemini_usage(const Reply& r) {
+    return R"("usageMetadata":{"promptTokenCount":)" + std::to_string(r.prompt_tokens) +
+           R"(,"candidatesTokenCount":)" + std::to_string(output_tokens(r)) +
+           R"(,"totalTokenCount":)" + std::to_string(r.prompt_tokens + output_tokens(r)) + "}";
+}
+
+/// The signature of a thinking reply goes on its call's part, or its last part.
+std::string gemini_signature(const Reply& r) {
+    return r.reasoning ? R"(,"thoughtSignature":)" + json_string(kSignature) : std::string();
+}
+
+std::string gemini_call_part(const Reply& r) {
+    return R"({"functionCall":{"name":)" + json_string(r.tool_name) + R"(,"args":)" + kArguments +
+           "}" + gemini_signature(r) + "}";
+}
+
+std::string gemini_thought_part() {
+    return R"({"text":)" + json_string(kReasoning) + R"(,"thought":true})";
+}
+
+void gemini_events(const Reply& r, std::vector<std::string>& before,
+                   std::vector<std::string>& after) {
+    if (r.reasoning)
+        before.push_back(sse(R"({"candidates":[{"content":{"parts":[)" + gemini_thought_part() +
+                             R"(],"role":"model"},"index":0}]})"));
+    std::string last = R"({"candidates":[{"content":{"parts":[)";
+    last += r.tool_name.empty() ? R"({"text":"")" + gemini_signature(r) + "}" : gemini_call_part(r);
+    last += R"(],"role":"model"},"finishReason":"STOP","index":0}],)" + gemini_usage(r) + "}";
+    after.push_back(sse(last));
+}
+
+class GeminiReply final : public ReplyFormat {
+  public:
+    void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
+                      std::vector<std::string>& after) const override {
+        (void)r;
+        token_head = R"({"candidates":[{"content":{"parts":[{"text":)";
+        gemini_events(r, before, after);
+    }
+
+    void token_event(const Reply& r, const std::string& token_head, std::uint64_t at,
+                     std::uint64_t token, const std::string& text,
+                     std::string& out) const override {
+        (void)at;
+        (void)token;
+        out = "data: " + token_head + text + R"(}],"role":"model"},"index":0}],"modelVersion":)" +
+              json_string(r.model) + "}\n\n";
+    }
+
+    void whole(const Reply& r, WholeBody& body) const override {
+        body.head = R"({"candidates":[{"content":{"parts":[)" +
+                    (r.reasoning ? gemini_thought_part() + "," : std::string()) + R"({"text":")";
+        std::string tail = "\"" + (r.tool_name.empty() ? gemini_signature(r) : "") + "}";
+        if (!r.tool_name.empty()) tail += "," + gemini_call_part(r);
+        body.tail = tail + "]" + R"(,"role":"model"},"finishReason":"STOP","index":0}],)" +
+                    gemini_usage(r) + R"(,"modelVersion":)" + json_string(r.model) + "}";
+    }
+};
+
+}  // namespace
+
+const ReplyFormat& gemini_reply() noexcept {
+    static const GeminiReply format;
+    return format;
+}
+
+}  // namespace nous::http::mock

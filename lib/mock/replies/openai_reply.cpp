@@ -1,0 +1,88 @@
+// The mock's replies as OpenAI chat completions: chunks ending with a
+// finish_reason, the usage chunk when asked, then [DONE].
+
+#include "replies/reply_format.hpp"
+
+namespace nous::http::mock {
+
+namespace {
+
+std::string openai_chunk_head(const Reply& r) {
+    return R"({"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":)" +
+           json_string(r.model) + R"(,"choices":[{"index":0,"delta":)";
+}
+
+void openai_events(const Reply& r, std::vector<std::string>& before,
+                   std::vector<std::string>& after) {
+    const std::string head = openai_chunk_head(r);
+    if (r.reasoning)  // as DeepSeek and vLLM stream it
+        for (const char* piece : kReasoningPieces)
+            before.push_back(sse(head + R"({"reasoning_content":)" + json_string(piece) +
+                                 R"(},"finish_reason":null}]})"));
+    if (!r.tool_name.empty()) {
+        after.push_back(sse(
+            head +
+            R"({"tool_calls":[{"index":0,"id":"call_mock_1","type":"function","function":{"name":)" +
+            json_string(r.tool_name) + R"(,"arguments":""}}]},"finish_reason":null}]})"));
+        for (const char* piece : kArgumentPieces)
+            after.push_back(sse(head + R"({"tool_calls":[{"index":0,"function":{"arguments":)" +
+                                json_string(piece) + R"(}}]},"finish_reason":null}]})"));
+    }
+    after.push_back(sse(head + R"({},"finish_reason":)" +
+                        (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") + "}]}"));
+    if (r.include_usage)
+        after.push_back(sse(
+            R"({"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":)" +
+            json_string(r.model) + R"(,"choices":[],"usage":{"prompt_tokens":)" +
+            std::to_string(r.prompt_tokens) + R"(,"completion_tokens":)" +
+            std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
+            std::to_string(r.prompt_tokens + output_tokens(r)) + "}}"));
+    after.push_back("data: [DONE]\n\n");
+}
+
+class OpenAIReply final : public ReplyFormat {
+  public:
+    void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
+                      std::vector<std::string>& after) const override {
+        token_head = openai_chunk_head(r);
+        openai_events(r, before, after);
+    }
+
+    void token_event(const Reply& r, const std::string& token_head, std::uint64_t at,
+                     std::uint64_t token, const std::string& text,
+                     std::string& out) const override {
+        (void)r;
+        (void)at;
+        out = "data: " + token_head +
+              (token == 0 ? R"({"role":"assistant","content":)" : R"({"content":)") + text +
+              R"(},"finish_reason":null}]})" + "\n\n";
+    }
+
+    void whole(const Reply& r, WholeBody& body) const override {
+        body.head =
+            R"({"id":"chatcmpl-mock","object":"chat.completion","created":1700000000,"model":)" +
+            json_string(r.model) + R"(,"choices":[{"index":0,"message":{"role":"assistant",)" +
+            (r.reasoning ? R"("reasoning_content":)" + json_string(kReasoning) + ","
+                         : std::string()) +
+            R"("content":")";
+        std::string tail = "\"";
+        if (!r.tool_name.empty())
+            tail += R"(,"tool_calls":[{"id":"call_mock_1","type":"function","function":{"name":)" +
+                    json_string(r.tool_name) + R"(,"arguments":)" + json_string(kArguments) + "}}]";
+        tail += "}";
+        body.tail =
+            tail + R"(,"finish_reason":)" + (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") +
+            R"(}],"usage":{"prompt_tokens":)" + std::to_string(r.prompt_tokens) +
+            R"(,"completion_tokens":)" + std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
+            std::to_string(r.prompt_tokens + output_tokens(r)) + "}}";
+    }
+};
+
+}  // namespace
+
+const ReplyFormat& openai_reply() noexcept {
+    static const OpenAIReply format;
+    return format;
+}
+
+}  // namespace nous::http::mock

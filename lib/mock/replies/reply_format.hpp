@@ -1,0 +1,58 @@
+#pragma once
+// What the mock's four reply formats share (nous_mock internal): the words,
+// the tool call's arguments and the reasoning every reply carries, an SSE
+// event, and the table of the formats (replies/*.cpp), each of which writes
+// its provider's stream events and whole body.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "provider_formats.hpp"
+
+namespace nous::http::mock {
+
+inline constexpr std::int64_t kCycle = 16;  ///< word(i) repeats every kCycle tokens
+
+// The tool call's arguments, and the pieces a stream sends them in.
+inline const char* const kArguments = R"({"city": "Paris", "unit": "celsius"})";
+inline const char* const kArgumentPieces[] = {R"({"city")", R"(: "Par)", R"(is", "un)",
+                                              R"(it": "celsius"})"};
+
+// The reasoning a reply carries when asked, its pieces, and its signature.
+inline const char* const kReasoning = "Thinking about the answer.";
+inline const char* const kReasoningPieces[] = {"Thinking", " about", " the", " answer."};
+inline const char* const kSignature = "mock-signature-1";
+
+/// Bytes of the text of tokens [0, n).
+std::uint64_t text_length(std::int64_t n);
+/// Output tokens a reply reports: its text tokens, and 5 for a tool call.
+inline std::int64_t output_tokens(const Reply& r) {
+    return r.tokens + (r.tool_name.empty() ? 0 : 5);
+}
+/// One SSE event (with its `event:` line when named), blank line included.
+inline std::string sse(const std::string& data, const char* event = nullptr) {
+    return (event ? std::string("event: ") + event + "\n" : std::string()) + "data: " + data +
+           "\n\n";
+}
+
+/// One provider's replies.
+class ReplyFormat {
+  public:
+    virtual ~ReplyFormat() = default;
+    /// A streamed reply's events around its tokens, and the JSON before a token's text.
+    virtual void stream_frame(const Reply& r, std::string& token_head,
+                              std::vector<std::string>& before,
+                              std::vector<std::string>& after) const = 0;
+    /// The event of text token `token` (event `at` of the stream), its text
+    /// given as a JSON string literal.
+    virtual void token_event(const Reply& r, const std::string& token_head, std::uint64_t at,
+                             std::uint64_t token, const std::string& text,
+                             std::string& out) const = 0;
+    /// A whole reply's head and tail, around the text of its tokens.
+    virtual void whole(const Reply& r, WholeBody& body) const = 0;
+};
+
+const ReplyFormat& reply_format(Format format) noexcept;
+
+}  // namespace nous::http::mock
