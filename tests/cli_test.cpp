@@ -835,3 +835,60 @@ TEST_CASE(
                                                                         : "remaining-requests: 0"));
     }
 }
+
+// ---- extreme option values (each named after its finding) -------------------------
+
+TEST_CASE(
+    "huge_timeouts: a timeout near milliseconds::max() means no timeout, never one that "
+    "fires at once") {
+    // The finding: --timeout-ms 9223372036854775807 exited 4 at once (a signed
+    // overflow in the deadline's sum), as did the connect and event timeouts.
+    MockServer server;
+    server.start();
+    const std::string chat_url = server.base_url() + "/v1/chat/completions";
+    const std::string body = R"({"model":"m","stream":true,"messages":[]})";
+    for (const std::string value : {"9223372036854775807", "9223372036854775",
+                                    "4611686018427387904", "2147483648", "86400000"}) {
+        INFO("value " << value);
+        for (const std::string option : {"--timeout-ms", "--connect-timeout-ms"}) {
+            INFO(option);
+            auto whole = nouscli({"post", server.base_url() + "/small", "-d", "{}", option, value});
+            CHECK(whole.code == 0);
+            auto streamed = nouscli({"post", chat_url, "-d", body, "--stream", option, value});
+            CHECK(streamed.code == 0);
+        }
+        auto parked = nouscli({"post", chat_url, "-d", body, "--stream", "--max-wait-ms", value});
+        CHECK(parked.code == 0);
+        ::setenv("OPENAI_API_KEY", "sk-test", 1);
+        auto chat = nouscli({"chat", "hi", "--model", "m", "--base-url", server.base_url() + "/v1",
+                             "--event-timeout-ms", value, "--timeout-ms", value});
+        ::unsetenv("OPENAI_API_KEY");
+        CHECK(chat.code == 0);
+    }
+    // Below the range: refused as a usage error, before any connection.
+    for (const std::string value : {"-1", "-9223372036854775808", "abc"}) {
+        INFO("value " << value);
+        auto r = nouscli({"post", server.base_url() + "/small", "-d", "{}", "--timeout-ms", value});
+        CHECK(r.code == 2);
+    }
+}
+
+TEST_CASE(
+    "mock_server_options: every nouscli mock-server option is checked, with a clear "
+    "error") {
+    // The finding: --tokens -1 was accepted and then streamed for ever.
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--tokens", "-1"},
+                                               {"--tokens-per-second", "-5"},
+                                               {"--tokens-per-second", "nan"},
+                                               {"--first-token-ms", "-1"},
+                                               {"--port", "70000"},
+                                               {"--tokens", "many"}}) {
+        std::vector<std::string> all = {"mock-server"};
+        all.insert(all.end(), args.begin(), args.end());
+        INFO(args[0] << " " << args[1]);
+        auto r = nouscli(all);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("nouscli") != std::string::npos);
+    }
+}

@@ -3,18 +3,25 @@
 #include <arpa/inet.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
 #include <thread>
 
+#include "fault_server.hpp"
 #include "nous/http/client.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "test_helpers.hpp"
 
 using namespace nous::http;
+using nous::test::in_child;
+using nous::test::wait_until;
 
 TEST_CASE("mock server: chat completion JSON, models, small and large bodies") {
     MockServer server;
@@ -192,3 +199,175 @@ TEST_CASE("mock server: a long reply is the same text streamed and whole, in eve
         }
     }
 }
+
+// ---- the mock survives its clients (each named after its finding) -----------------
+
+namespace {
+
+int connect_loopback(std::uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/// Everything the server sends on `fd` until it closes (or 10 s of silence).
+std::string read_to_close(int fd) {
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string got;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    return got;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "mock_content_length_wrap: a Content-Length past the cap is 413 and the connection "
+    "closes, never a request served for ever") {
+    // The finding: 18446744073709551545 wrapped body_start + content_length,
+    // the request stayed in the buffer and was answered 897,407 times in 2 s.
+    MockServerOptions o;
+    o.max_request_body = 1024;
+    MockServer server(o);
+    server.start();
+    for (const std::string length :
+         {"18446744073709551545", "99999999999999999999999", "2048", "12abc", "-1"}) {
+        INFO("Content-Length: " << length);
+        int fd = connect_loopback(server.port());
+        REQUIRE(fd >= 0);
+        const std::string request =
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + length +
+            "\r\n\r\n{}";
+        REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
+        const std::string reply = read_to_close(fd);
+        ::close(fd);
+        CHECK(reply.rfind("HTTP/1.1 413 ", 0) == 0);
+        // One response, then the close: not the same request answered again.
+        CHECK(reply.find("HTTP/1.1", 1) == std::string::npos);
+    }
+    CHECK(server.requests_served() == 0);
+    // A body at the cap is served.
+    const std::string body =
+        "{\"model\":\"m\",\"messages\":[],\"x\":\"" + std::string(990, 'a') + "\"}";
+    REQUIRE(body.size() <= 1024);
+    auto ok = post(server.base_url() + "/v1/chat/completions", body);
+    REQUIRE(ok.ok());
+    CHECK(ok->status == 200);
+}
+
+TEST_CASE(
+    "mock_connection_cap: a connection past max_connections is answered 503 and closed, "
+    "and the mock goes on") {
+    MockServerOptions o;
+    o.max_connections = 2;
+    MockServer server(o);
+    server.start();
+    int a = connect_loopback(server.port()), b = connect_loopback(server.port());
+    REQUIRE(a >= 0);
+    REQUIRE(b >= 0);
+    // Both are being served (each has its thread): a request on each is answered.
+    for (int fd : {a, b}) {
+        const std::string request = "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n";
+        REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
+        char buf[512];
+        REQUIRE(::recv(fd, buf, sizeof buf, 0) > 0);
+    }
+    int c = connect_loopback(server.port());
+    REQUIRE(c >= 0);
+    const std::string refused = read_to_close(c);
+    ::close(c);
+    CHECK(refused.rfind("HTTP/1.1 503 ", 0) == 0);
+    CHECK(refused.find("at most 2 connections") != std::string::npos);
+    ::close(a);
+    ::close(b);
+    // Their threads end; the next connection is served.
+    CHECK(wait_until([&] {
+        auto r = post(server.base_url() + "/small", "{}", {}, [] {
+            Options n;
+            n.max_retries = 0;
+            return n;
+        }());
+        return r.ok() && r->status == 200;
+    }));
+}
+
+TEST_CASE("mock_idle_close: an idle keep-alive connection is closed after idle_close") {
+    MockServerOptions o;
+    o.idle_close = std::chrono::milliseconds(200);
+    MockServer server(o);
+    server.start();
+    int fd = connect_loopback(server.port());
+    REQUIRE(fd >= 0);
+    // No request: the server closes it by itself (recv returns 0 well before 10 s).
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(read_to_close(fd).empty());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    ::close(fd);
+    CHECK(MockServerOptions{}.idle_close.count() > 0);  // on by default
+}
+
+TEST_CASE("mock_bad_options: negative tokens or rate are refused at start") {
+    MockServerOptions o;
+    o.stream_tokens = -1;
+    MockServer negative(o);
+    CHECK_THROWS_AS(negative.start(), std::invalid_argument);
+    o = {};
+    o.tokens_per_second = std::nan("");
+    MockServer nan_rate(o);
+    CHECK_THROWS_AS(nan_rate.start(), std::invalid_argument);
+}
+
+// RLIMIT_AS and the sanitizers' shadow memory do not mix; nor does TSan with fork.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+TEST_CASE(
+    "mock_thread_exhaustion: connections the mock has no thread for are refused 503, "
+    "never std::terminate") {
+    // The finding: a std::thread per connection with no try: under `ulimit -v
+    // 600000`, 200 connections aborted the mock (exit 134).
+    const int code = in_child([] {
+        MockServer server;
+        server.start();
+        // Room for a few dozen more 8 MiB thread stacks, not 200.
+        std::ifstream status("/proc/self/status");
+        std::string key;
+        long vm_kb = 0;
+        while (status >> key)
+            if (key == "VmSize:" && status >> vm_kb) break;
+        rlimit limit{static_cast<rlim_t>(vm_kb + 200 * 1024) * 1024,
+                     static_cast<rlim_t>(vm_kb + 200 * 1024) * 1024};
+        if (::setrlimit(RLIMIT_AS, &limit) != 0) return 10;
+        std::vector<int> fds;
+        for (int i = 0; i < 200; ++i) {
+            int fd = connect_loopback(server.port());
+            if (fd < 0) return 11;
+            fds.push_back(fd);
+        }
+        int refused = 0;
+        for (int fd : fds) {
+            const std::string request = "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n";
+            ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+            char buf[64] = {};
+            timeval tv{10, 0};
+            ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+            if (::recv(fd, buf, sizeof buf - 1, 0) > 0 &&
+                std::string(buf).rfind("HTTP/1.1 503", 0) == 0)
+                ++refused;
+            ::close(fd);
+        }
+        return refused > 0 ? 0 : 12;  // alive, and some connections were refused
+    });
+    CHECK(code == 0);
+}
+#endif

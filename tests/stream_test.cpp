@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -680,6 +681,34 @@ TEST_CASE("a stream of keep-alive comments only ends by event_idle_timeout") {
     CHECK_THAT(items[0].error->message, Catch::Contains("event_idle_timeout"));
     CHECK(s.stats().bytes > 0);  // comments did arrive, and did not count
 }
+
+// ThreadSanitizer refuses a thread started after a fork of a process with threads.
+#ifndef __SANITIZE_THREAD__
+TEST_CASE("content_deadline_after_fork: a fork()ed child's content deadlines fire") {
+    // The finding: the watcher thread's "started" flag crossed fork() but the
+    // thread did not; the child's stream waited in next() for ever.
+    const std::string backend = GENERATE("window", "pull");
+    INFO("backend " << backend);
+    FaultServer server(comments_forever);
+    Options o = with_backend(backend);
+    o.read_timeout = 60s;
+    o.event_idle_timeout = 300ms;
+    {
+        Stream parent = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+        auto items = drain(parent);  // the parent's watcher thread runs from here
+        REQUIRE(items.size() == 1);
+        REQUIRE(items[0].error->code == ErrorCode::timeout_read);
+    }
+    const int code = in_child([&] {
+        ::alarm(20);  // a hang ends the child by SIGALRM (status 114), not the suite
+        Stream s = stream(server.url("/v1/chat/completions"), "{}", {}, o);
+        auto items = drain(s);
+        if (items.size() != 1 || !items[0].is_error()) return 2;
+        return items[0].error->code == ErrorCode::timeout_read ? 0 : 3;
+    });
+    CHECK(code == 0);
+}
+#endif
 
 TEST_CASE("first_event_timeout counts from the request's start, the head's wait included") {
     const std::string backend = GENERATE("window", "pull");

@@ -125,11 +125,18 @@ void ConnectionOptions::add_to(po::options_description& desc) {
 void ConnectionOptions::take_flags(const po::variables_map& vm) {
     verbose_ = vm.count("verbose") > 0;
     insecure_ = vm.count("insecure") > 0;
+    connect_given_ = vm.count("connect-timeout-ms") > 0;
+    timeout_given_ = vm.count("timeout-ms") > 0;
 }
 
 bool ConnectionOptions::parse(Headers& headers, std::string& error) const {
     if (retry_ < 0) {
         error = "--retry must be >= 0";
+        return false;
+    }
+    // Any size is taken (a huge one means no timeout); a negative one is a mistake.
+    if ((connect_given_ && connect_ms_ < 0) || (timeout_given_ && timeout_ms_ < 0)) {
+        error = "--connect-timeout-ms and --timeout-ms must be 0 or more";
         return false;
     }
     // -H 'K: V': a malformed or unsafe one exits 2 before any connection is opened.

@@ -58,6 +58,7 @@ class ConnectionOptions {
     std::vector<std::string> header_args_;
     std::string cacert_;
     long long connect_ms_ = -1, timeout_ms_ = -1;
+    bool connect_given_ = false, timeout_given_ = false;
     int retry_ = 0;
     bool verbose_ = false, insecure_ = false;
 };

@@ -160,6 +160,8 @@ int cmd_post(int argc, char** argv) {
     options.backend = backend;
     options.stream_backend = stream_backend;
     if (format == "raw") options.stream_format = StreamFormat::raw;
+    if (vm.count("max-wait-ms") && max_wait_ms < 0)
+        return usage_error("post", "--max-wait-ms must be 0 or more");
     if (max_wait_ms >= 0) options.window_max_park = std::chrono::milliseconds(max_wait_ms);
     const bool verbose = connection.verbose();
     const bool include = vm.count("include") > 0;
