@@ -270,7 +270,7 @@ TEST_CASE("non-streamed responses give the same message") {
     REQUIRE(openai.ok());
     CHECK(
         to_json(openai.value()) ==
-        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4,"cached_input_tokens":0,"reasoning_tokens":0},"reasoning":"","request_id":null,"rate_limit":null,"message":{"role":"assistant","content":"Hi","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}})");
+        R"({"text":"Hi","tool_calls":[{"id":"call_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4,"cached_input_tokens":0,"cache_write_input_tokens":0,"reasoning_tokens":0},"reasoning":"","request_id":null,"rate_limit":null,"message":{"role":"assistant","content":"Hi","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}})");
     auto anthropic =
         parse_chat_response(Provider::anthropic, R"({"id":"msg","type":"message","role":"assistant",
         "content":[{"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],
@@ -278,14 +278,14 @@ TEST_CASE("non-streamed responses give the same message") {
     REQUIRE(anthropic.ok());
     CHECK(
         to_json(anthropic.value()) ==
-        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20,"cached_input_tokens":0,"reasoning_tokens":0},"reasoning":"","request_id":null,"rate_limit":null,"message":{"role":"assistant","content":"Sure.","tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}})");
+        R"({"text":"Sure.","tool_calls":[{"id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"finish_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20,"cached_input_tokens":0,"cache_write_input_tokens":0,"reasoning_tokens":0},"reasoning":"","request_id":null,"rate_limit":null,"message":{"role":"assistant","content":"Sure.","tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}})");
     auto gemini = parse_chat_response(Provider::gemini,
                                       R"({"candidates":[{"content":{"parts":[{"text":"Yes"}],
         "role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2}})");
     REQUIRE(gemini.ok());
     CHECK(
         to_json(gemini.value()) ==
-        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2,"cached_input_tokens":0,"reasoning_tokens":0},"reasoning":"","request_id":null,"rate_limit":null,"message":{"role":"assistant","content":"Yes"}})");
+        R"({"text":"Yes","tool_calls":[],"finish_reason":"STOP","usage":{"input_tokens":1,"output_tokens":2,"cached_input_tokens":0,"cache_write_input_tokens":0,"reasoning_tokens":0},"reasoning":"","request_id":null,"rate_limit":null,"message":{"role":"assistant","content":"Yes"}})");
     auto not_json = parse_chat_response(Provider::openai, "<html>");
     REQUIRE_FALSE(not_json.ok());
     CHECK(not_json.error().code == ErrorCode::protocol);

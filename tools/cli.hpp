@@ -21,7 +21,15 @@ using nous::http::Error;
 using nous::http::Headers;
 using nous::http::Options;
 
-enum Exit { ok = 0, usage = 2, connection = 3, timeout = 4, http_error = 5, stream_error = 6 };
+enum Exit {
+    ok = 0,
+    usage = 2,
+    connection = 3,
+    timeout = 4,
+    http_error = 5,
+    stream_error = 6,
+    output_error = 7,  ///< a structured answer refused, not JSON, or breaking its schema
+};
 
 /// The exit code of an error (docs/design/nouscli.md).
 int exit_code_for(const Error& e);

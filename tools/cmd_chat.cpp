@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "chat_options.hpp"
 #include "cli.hpp"
 #include "nous/llm/chat.hpp"
 
@@ -22,6 +23,7 @@ int cmd_chat(int argc, char** argv) {
     std::string messages_file, tools_file, reasoning;
     std::vector<std::string> images;
     ConnectionOptions connection;
+    ChatRequestOptions request_options;
     desc.add_options()("help,h", "show this help")(
         "provider", po::value(&provider_name),
         "openai|openai-responses|anthropic|gemini (default openai)")(
@@ -41,11 +43,13 @@ int cmd_chat(int argc, char** argv) {
         "image", po::value(&images), "an image (https or data: URL) on the PROMPT (repeatable)")(
         "reasoning", po::value(&reasoning), "low|medium|high: ask for reasoning")(
         "show-reasoning", "reasoning text to stderr as it arrives");
+    request_options.add_to(desc);
     connection.add_to(desc);
     std::string prompt;
     po::variables_map vm;
     if (auto end = parse_command("chat", argc, argv, desc, vm, "prompt", &prompt)) return *end;
     connection.take_flags(vm);
+    request_options.take_flags(vm);
     auto provider = nous::llm::provider_from_name(provider_name);
     if (!provider)
         return usage_error("chat",
@@ -107,6 +111,7 @@ int cmd_chat(int argc, char** argv) {
     const bool show_reasoning = vm.count("show-reasoning") > 0;
     if (max_tokens > 0) request.max_tokens = max_tokens;
     request.stream = vm.count("no-stream") == 0;
+    if (!request_options.apply(vm, request, bad)) return usage_error("chat", bad);
     // Built here too for the checks and -v; run_chat builds the same call.
     auto call = nous::llm::build_chat_call(request);
     if (!call) return usage_error("chat", call.error().message);
@@ -128,6 +133,10 @@ int cmd_chat(int argc, char** argv) {
     bool printed_any = false;
     bool reasoning_open = false;  ///< reasoning printed on stderr, its line not ended yet
     bool stdout_closed = false;
+    // --partial: the answer read as it streams, its value printed after each delta.
+    const bool partial = request_options.partial();
+    nous::llm::PartialJson partial_reader;
+    std::string last_partial;
     auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
         // Reasoning goes to stderr, never to stdout.
         if (show_reasoning && !d.reasoning.empty()) {
@@ -135,6 +144,17 @@ int cmd_chat(int argc, char** argv) {
             reasoning_open = true;
         }
         if (json || d.text.empty()) return true;
+        if (partial) {
+            if (!partial_reader.feed(d.text)) return true;  // not JSON: said at the end
+            if (partial_reader.value().type == nous::llm::JsonValue::Type::null &&
+                !partial_reader.complete())
+                return true;  // nothing of the value yet
+            std::string line = partial_reader.value().to_json();
+            if (line == last_partial) return true;
+            last_partial = line;
+            stdout_closed = !write_out(stdout, line + "\n");
+            return !stdout_closed;
+        }
         if (reasoning_open) {  // the answer starts: end the reasoning's line first
             std::cerr << "\n" << std::flush;
             reasoning_open = false;
@@ -183,10 +203,19 @@ int cmd_chat(int argc, char** argv) {
                   << count(rl.requests_limit) << " left, tokens " << count(rl.tokens_remaining)
                   << " of " << count(rl.tokens_limit) << " left\n";
     }
-    if (json)
+    if (json) {
         write_out(stdout, nous::llm::to_json(message) + "\n");
-    else
+    } else if (partial) {
+        // The last line is the whole value (a whole response has had no deltas).
+        if (message.parsed && message.parsed->to_json() != last_partial)
+            write_out(stdout, message.parsed->to_json() + "\n");
+    } else {
         write_out(stdout, "\n");
+    }
+    if (message.output_error) {
+        std::cerr << "nouscli: " << message.output_error->message << "\n";
+        return output_error;
+    }
     if (message.stream_error) {
         std::cerr << "nouscli: error in the stream: " << *message.stream_error << "\n";
         return stream_error;

@@ -12,6 +12,10 @@ namespace nous::llm {
 void Accumulator::add(const Delta& delta) {
     partial_.text += delta.text;
     partial_.reasoning.text += delta.reasoning;
+    if (!delta.refusal.empty()) {
+        if (!partial_.refusal) partial_.refusal.emplace();
+        *partial_.refusal += delta.refusal;
+    }
     // A signature or item id arrives whole (Anthropic's signature_delta, a
     // Gemini part's thoughtSignature, a Responses item): the last one wins.
     if (!delta.reasoning_signature.empty())
@@ -36,6 +40,8 @@ void Accumulator::add(const Delta& delta) {
     }
     // Cumulative, like the counts above: the last value, never a sum.
     if (delta.cached_input_tokens) usage_.cached_input_tokens = *delta.cached_input_tokens;
+    if (delta.cache_write_input_tokens)
+        usage_.cache_write_input_tokens = *delta.cache_write_input_tokens;
     if (delta.reasoning_tokens) usage_.reasoning_tokens = *delta.reasoning_tokens;
     if (delta.finish_reason) partial_.finish_reason = delta.finish_reason;
     if (delta.end_of_message) partial_.complete = true;
@@ -93,6 +99,8 @@ std::string to_json(const ChatResult& result) {
         w.Int64(result.usage->output_tokens);
         w.Key("cached_input_tokens");
         w.Int64(result.usage->cached_input_tokens);
+        w.Key("cache_write_input_tokens");
+        w.Int64(result.usage->cache_write_input_tokens);
         w.Key("reasoning_tokens");
         w.Int64(result.usage->reasoning_tokens);
         w.EndObject();
@@ -133,6 +141,20 @@ std::string to_json(const ChatResult& result) {
         w.EndObject();
     } else {
         w.Null();
+    }
+    if (result.refusal) {
+        w.Key("refusal");
+        str(*result.refusal);
+    }
+    // A structured output: the value, or null when there is none.
+    if (result.structured) {
+        w.Key("parsed");
+        if (result.parsed) {
+            const std::string parsed = result.parsed->to_json();
+            w.RawValue(parsed.data(), parsed.size(), rapidjson::kObjectType);
+        } else {
+            w.Null();
+        }
     }
     // The message to append to a --messages file for the next turn.
     w.Key("message");

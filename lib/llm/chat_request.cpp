@@ -15,8 +15,15 @@ std::string trim_slash(std::string base) {
     return base;
 }
 
-Result<detail::ToolSchemas> parsed_schemas(const ChatRequest& request) {
-    detail::ToolSchemas schemas;
+Error invalid(std::string message) {
+    return Error(nous::http::ErrorCode::invalid_argument, std::move(message));
+}
+
+/// The request's JSON text parsed and checked: tool schemas, the response
+/// schema, the tool choice against the tools offered.
+Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
+    detail::RequestJson parsed;
+    detail::ToolSchemas& schemas = parsed.tools;
     for (const auto& tool : request.tools) {
         if (tool.name.empty())
             return Error(nous::http::ErrorCode::invalid_argument, "a tool needs a name");
@@ -26,11 +33,49 @@ Result<detail::ToolSchemas> parsed_schemas(const ChatRequest& request) {
                          "tool '" + tool.name + "': parameters_schema is not a JSON object");
         schemas.push_back(doc.value());
     }
-    return schemas;
+    if (const auto& format = request.response_format;
+        format && format->kind == ResponseFormat::Kind::json_schema) {
+        auto doc = nous::http::parse_json(format->schema);
+        if (!doc || !doc.value()->IsObject())
+            return invalid("response_format: the schema is not a JSON object");
+        if (format->name.empty()) return invalid("response_format: the schema needs a name");
+        parsed.response_schema = doc.value();
+    }
+    if (const auto& choice = request.tool_choice) {
+        if (choice->mode == ToolChoice::Mode::named) {
+            bool offered = false;
+            for (const auto& tool : request.tools) offered = offered || tool.name == choice->name;
+            if (!offered)
+                return invalid("tool_choice names '" + choice->name + "', which no tool is");
+        }
+        if (choice->mode == ToolChoice::Mode::required && request.tools.empty())
+            return invalid("tool_choice required needs tools");
+    }
+    if (request.top_p && !(*request.top_p >= 0 && *request.top_p <= 1))
+        return invalid("top_p must be between 0 and 1");
+    return parsed;
 }
 
-Error invalid(std::string message) {
-    return Error(nous::http::ErrorCode::invalid_argument, std::move(message));
+/// extra_body merged into `body`, member by member: one it repeats replaces ours.
+Result<std::string> merged_body(std::string body, const std::string& extra_body) {
+    auto extra = nous::http::parse_json(extra_body);
+    if (!extra || !extra.value()->IsObject()) return invalid("extra_body must be a JSON object");
+    rapidjson::Document doc;
+    doc.Parse(body.data(), body.size());
+    auto& allocator = doc.GetAllocator();
+    for (auto& m : extra.value()->GetObject()) {
+        rapidjson::Value name(m.name, allocator);
+        rapidjson::Value value(m.value, allocator);
+        auto it = doc.FindMember(name);
+        if (it != doc.MemberEnd())
+            it->value = value;
+        else
+            doc.AddMember(name, value, allocator);
+    }
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    doc.Accept(w);
+    return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 /// Roles the builders know, and what each needs.
@@ -55,13 +100,29 @@ std::optional<Error> check_messages(const ChatRequest& r) {
 
 }  // namespace
 
+ToolChoice ToolChoice::from_name(std::string_view name) {
+    ToolChoice choice;
+    if (name == "auto") {
+        choice.mode = Mode::automatic;
+    } else if (name == "none") {
+        choice.mode = Mode::none;
+    } else if (name == "required") {
+        choice.mode = Mode::required;
+    } else {
+        choice.mode = Mode::named;
+        choice.name = std::string(name);
+    }
+    return choice;
+}
+
 Result<HttpCall> build_chat_call(const ChatRequest& request) {
     if (request.model.empty())
         return Error(nous::http::ErrorCode::invalid_argument, "a chat request needs a model");
-    auto schemas = parsed_schemas(request);
+    auto schemas = parsed_json(request);
     if (!schemas) return schemas.error();
     if (auto bad = check_messages(request)) return *bad;
     const detail::WireFormat& format = detail::wire_format(request.provider);
+    if (auto bad = format.check(request, schemas.value())) return *bad;
     const std::string base = trim_slash(
         request.base_url.empty() ? std::string(format.default_base_url()) : request.base_url);
     HttpCall call;
@@ -72,6 +133,11 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     detail::Writer w(buffer);
     format.write_body(w, request, schemas.value());
     call.body.assign(buffer.GetString(), buffer.GetSize());
+    if (!request.extra_body.empty()) {
+        auto merged = merged_body(std::move(call.body), request.extra_body);
+        if (!merged) return merged.error();
+        call.body = std::move(merged.value());
+    }
     // The caller's headers go after ours; a name they repeat replaces ours.
     // (A plain loop variable, not a structured binding: clang 14, which builds the
     // fuzz targets, cannot capture a structured binding in a lambda.)

@@ -204,6 +204,8 @@ class OpenAIChunkReader {
             }
             return true;
         }
+        // A refusal (structured outputs) is read by the document path.
+        if (depth_ == 4 && place_ == Place::delta && key_ == "refusal") return false;
         if (depth_ == 4 && place_ == Place::delta) {
             auto first = [&](bool& seen, bool& has, std::string_view& out) {
                 if (seen) return;

@@ -91,14 +91,15 @@ inline void openai_style_usage(const Value& usage, const UsageNames& names, Delt
 }
 
 inline bool has_usage(const Delta& d) {
-    return d.input_tokens || d.output_tokens || d.cached_input_tokens || d.reasoning_tokens;
+    return d.input_tokens || d.output_tokens || d.cached_input_tokens ||
+           d.cache_write_input_tokens || d.reasoning_tokens;
 }
 
 /// Whether a delta adds anything to the message.
 inline bool adds_something(const Delta& d) {
     return !d.text.empty() || !d.reasoning.empty() || !d.reasoning_signature.empty() ||
-           !d.reasoning_id.empty() || !d.tool_calls.empty() || d.finish_reason || has_usage(d) ||
-           d.error || d.end_of_message;
+           !d.refusal.empty() || !d.reasoning_id.empty() || !d.tool_calls.empty() ||
+           d.finish_reason || has_usage(d) || d.error || d.end_of_message;
 }
 
 inline Error malformed(std::string why) {

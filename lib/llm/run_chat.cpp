@@ -75,6 +75,38 @@ struct alignas(64) TokenLoop {
     return std::nullopt;
 }
 
+/// A structured answer read and checked once the message is whole: the
+/// refusal, the text that is not JSON, or the value against its schema.
+void finish_structured(const ChatRequest& request, ChatResult& result) {
+    if (!request.response_format) return;
+    result.structured = true;
+    if (result.refusal) {
+        result.output_error =
+            OutputError{OutputError::Kind::refusal, "", "", "refusal: " + *result.refusal};
+        return;
+    }
+    PartialJson reader;  // one pass: the same reader a caller feeds delta by delta
+    if (!reader.feed(result.text) || !reader.finish()) {
+        result.output_error = OutputError{OutputError::Kind::not_json, "", reader.error(),
+                                          "not JSON: " + reader.error()};
+        return;
+    }
+    const ResponseFormat& format = *request.response_format;
+    if (format.kind == ResponseFormat::Kind::json_object &&
+        reader.value().type != JsonValue::Type::object) {
+        result.output_error =
+            OutputError{OutputError::Kind::not_json, "", "a JSON object", "not a JSON object"};
+        return;
+    }
+    if (format.kind == ResponseFormat::Kind::json_schema)
+        if (auto bad = validate_against_schema(reader.value(), format.schema)) {
+            result.output_error =
+                OutputError{OutputError::Kind::schema, bad->pointer, bad->expected, bad->message()};
+            return;
+        }
+    result.parsed = reader.value();
+}
+
 }  // namespace
 
 Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
@@ -86,6 +118,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
         if (!response) return provider_error(request.provider, response.error());
         auto result = parse_chat_response(request.provider, response->body);
         if (result) {
+            finish_structured(request, result.value());
             result->request_id = response->request_id;
             result->rate_limit = parse_rate_limit(response->headers);
             result->headers = std::move(response->headers);  // the response is done with
@@ -117,6 +150,7 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     result.request_id = nous::http::request_id_of(result.headers);
     result.rate_limit = parse_rate_limit(result.headers);
     if (loop.stopped) return result;
+    finish_structured(request, result);
     // A body that ended cleanly before the provider's terminal signal is not
     // a success: the message is cut short. The partial message goes with the
     // error, as JSON in its body.

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "structured_replies.hpp"
+
 namespace nous::http::mock {
 
 std::optional<ChatRoute> chat_route(const std::string& method, const std::string& route) {
@@ -115,7 +117,7 @@ std::optional<std::string> dropped_signature(Format format, const rapidjson::Val
 }  // namespace
 
 bool read_chat(const ChatRoute& route, const MockRequest& request, const MockServerOptions& options,
-               bool& stream, Reply& reply, MockResponse& error) {
+               Fault fault, bool& stream, Reply& reply, MockResponse& error) {
     const Format format = route.format;
     const std::string& path_model = route.path_model;
     rapidjson::Document doc;
@@ -174,6 +176,7 @@ bool read_chat(const ChatRoute& route, const MockRequest& request, const MockSer
     }
     if (format == Format::gemini)
         stream = route.stream_by_url;  // Gemini streams by URL, not by body
+    shape_reply(format, doc, fault, reply);
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "faults.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "provider_formats.hpp"
 
@@ -24,6 +25,6 @@ std::optional<ChatRoute> chat_route(const std::string& method, const std::string
 /// Reads a chat request into `reply` and whether to stream it; false (and
 /// `error`, a 400 in OpenAI's error shape) for a body that is not a JSON object.
 bool read_chat(const ChatRoute& route, const MockRequest& request, const MockServerOptions& options,
-               bool& stream, Reply& reply, MockResponse& error);
+               Fault fault, bool& stream, Reply& reply, MockResponse& error);
 
 }  // namespace nous::http::mock

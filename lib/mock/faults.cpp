@@ -17,10 +17,16 @@ struct FaultName {
 };
 
 constexpr FaultName kFaults[] = {
-    {"rate_limit", Fault::rate_limit},           {"quota", Fault::quota},
-    {"overloaded", Fault::overloaded},           {"server_error", Fault::server_error},
-    {"midstream_error", Fault::midstream_error}, {"truncate", Fault::truncate},
-    {"keepalive_only", Fault::keepalive_only},   {"slow_first_token", Fault::slow_first_token},
+    {"rate_limit", Fault::rate_limit},
+    {"quota", Fault::quota},
+    {"overloaded", Fault::overloaded},
+    {"server_error", Fault::server_error},
+    {"midstream_error", Fault::midstream_error},
+    {"truncate", Fault::truncate},
+    {"keepalive_only", Fault::keepalive_only},
+    {"slow_first_token", Fault::slow_first_token},
+    {"schema_violation", Fault::schema_violation},
+    {"refusal", Fault::refusal},
 };
 
 MockResponse json_reply(int status, std::string body) {

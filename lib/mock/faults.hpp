@@ -25,6 +25,8 @@ enum class Fault {
     truncate,          ///< a few tokens, then a clean end before the terminal event
     keepalive_only,    ///< keep-alive comments (Anthropic: pings) and nothing else
     slow_first_token,  ///< keep-alives for x-mock-fault-ms (default 1000), then the reply
+    schema_violation,  ///< a structured answer that breaks the request's schema
+    refusal,           ///< the model refuses (OpenAI refusal, Anthropic stop_reason refusal)
 };
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;

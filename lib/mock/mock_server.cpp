@@ -310,7 +310,7 @@ struct MockServer::Impl {
         mock::Reply reply;
         MockResponse error;
         auto fault = mock::requested_fault(request, error);
-        if (!fault || !mock::read_chat(route, request, options, stream, reply, error))
+        if (!fault || !mock::read_chat(route, request, options, *fault, stream, reply, error))
             return write_response(fd, error);
         const std::string id = "req_mock_" + std::to_string(served.load());
         const auto operations =

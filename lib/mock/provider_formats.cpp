@@ -76,6 +76,17 @@ std::uint64_t text_length(std::int64_t n) {
 
 std::string_view word(std::int64_t i) noexcept { return kWords[i % kCycle]; }
 
+std::string_view token_text(const Reply& reply, std::int64_t i) noexcept {
+    return reply.pieces.empty() ? word(i)
+                                : std::string_view(reply.pieces[static_cast<std::size_t>(i)]);
+}
+
+std::string all_text(const Reply& reply) {
+    std::string text;
+    for (std::int64_t i = 0; i < reply.tokens; ++i) text += token_text(reply, i);
+    return text;
+}
+
 EventStream::EventStream(Format format, Reply reply) : format_(format), reply_(std::move(reply)) {
     reply_format(format_).stream_frame(reply_, token_head_, prologue_, epilogue_);
 }
@@ -88,7 +99,7 @@ bool EventStream::next(std::string& out) {
     }
     const std::uint64_t token = at - prologue_.size();
     if (token < static_cast<std::uint64_t>(reply_.tokens)) {
-        const std::string text = json_string(word(static_cast<std::int64_t>(token)));
+        const std::string text = json_string(token_text(reply_, static_cast<std::int64_t>(token)));
         out.clear();
         reply_format(format_).token_event(reply_, token_head_, at, token, text, out);
         return true;
@@ -129,6 +140,12 @@ WholeBody whole_body(Format format, const Reply& r) {
     WholeBody body;
     body.tokens = r.tokens;
     reply_format(format).whole(r, body);
+    if (!r.pieces.empty()) {
+        // Pieces are any text: written escaped, inside the head.
+        const std::string escaped = json_string(all_text(r));
+        body.head += escaped.substr(1, escaped.size() - 2);
+        body.tokens = 0;
+    }
     return body;
 }
 

@@ -23,7 +23,17 @@ struct Reply {
     int prompt_tokens = 1;
     bool include_usage = true;  ///< OpenAI streams: only when asked (stream_options.include_usage)
     bool reasoning = false;     ///< reasoning text (with a signature) before the answer
+    /// The text as pieces, one a token event (a structured answer in small
+    /// deltas, a reply cut at a stop sequence); empty: `tokens` words.
+    std::vector<std::string> pieces;
+    bool refusal = false;       ///< the model refuses (OpenAI refusal; Anthropic stop_reason)
+    std::string stop_sequence;  ///< the text ended before this stop sequence
 };
+
+/// The text of token `i` of `reply`: its piece, or word(i).
+std::string_view token_text(const Reply& reply, std::int64_t i) noexcept;
+/// The whole text of `reply`'s tokens.
+std::string all_text(const Reply& reply);
 
 /// The text of token `i` (a fixed cycle of 16 words, none needing JSON escapes).
 std::string_view word(std::int64_t i) noexcept;

@@ -6,6 +6,7 @@
 
 #include "event_json.hpp"
 #include "formats/request_json.hpp"
+#include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
 #include "provider_json.hpp"
@@ -106,7 +107,7 @@ void anthropic_messages(Writer& w, const ChatRequest& r) {
     w.EndArray();
 }
 
-void anthropic_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
+void anthropic_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
     w.StartObject();
     key_string(w, "model", r.model);
     int max_tokens = r.max_tokens.value_or(1024);  // required by the Messages API
@@ -133,28 +134,88 @@ void anthropic_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas)
         w.Int(thinking_budget(*r.reasoning_effort));
         w.EndObject();
     }
+    if (r.top_p) {
+        w.Key("top_p");
+        w.Double(*r.top_p);
+    }
+    if (!r.stop.empty()) {
+        w.Key("stop_sequences");
+        string_array(w, r.stop);
+    }
+    // tool_choice: auto / any / none / tool (with its name); one call a turn
+    // is its disable_parallel_tool_use (on "auto" when no choice was given).
+    if (r.tool_choice || r.parallel_tool_calls == std::optional<bool>(false)) {
+        const ToolChoice choice = r.tool_choice.value_or(ToolChoice{});
+        w.Key("tool_choice");
+        w.StartObject();
+        key_string(w, "type",
+                   choice.mode == ToolChoice::Mode::required ? "any"
+                   : choice.mode == ToolChoice::Mode::named  ? "tool"
+                   : choice.mode == ToolChoice::Mode::none   ? "none"
+                                                             : "auto");
+        if (choice.mode == ToolChoice::Mode::named) key_string(w, "name", choice.name);
+        if (r.parallel_tool_calls && choice.mode != ToolChoice::Mode::none) {
+            w.Key("disable_parallel_tool_use");
+            w.Bool(!*r.parallel_tool_calls);
+        }
+        w.EndObject();
+    }
+    if (r.response_format) {
+        w.Key("output_config");
+        w.StartObject();
+        w.Key("format");
+        w.StartObject();
+        key_string(w, "type", "json_schema");
+        w.Key("schema");
+        raw_json(w, *parsed.response_schema);
+        w.EndObject();
+        w.EndObject();
+    }
     if (!r.tools.empty()) {
         w.Key("tools");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *schemas[i], "input_schema");
+            tool_object(w, r.tools[i], *parsed.tools[i], "input_schema");
         w.EndArray();
     }
     w.EndObject();
 }
 
-/// Anthropic usage: input and output tokens, the input read from the cache.
-void anthropic_usage(const Value& usage, Delta& d) {
-    d.input_tokens = int_member(usage, "input_tokens");
-    d.output_tokens = int_member(usage, "output_tokens");
-    d.cached_input_tokens = int_member(usage, "cache_read_input_tokens");
+/// Claude declines by its stop_reason "refusal": reported as a refusal, not text.
+void note_refusal(Delta& d) {
+    if (d.finish_reason == std::optional<std::string>("refusal"))
+        d.refusal = "the model declined to answer (stop_reason refusal)";
 }
 
-void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out) {
+/// The cache counts of one message, kept between its events: message_start
+/// reports them, a message_delta may repeat them or not.
+struct CacheCounts {
+    std::int64_t read = 0, written = 0;
+};
+
+/// Anthropic usage in the shared meaning (Usage): its input_tokens leaves
+/// the cache reads and writes out, so every input token is the three summed
+/// (the cache counts last reported when this event has none); thinking
+/// tokens where output_tokens_details sends them.
+void anthropic_usage(const Value& usage, Delta& d, CacheCounts& cache) {
+    if (auto read = int_member(usage, "cache_read_input_tokens")) cache.read = *read;
+    if (auto written = int_member(usage, "cache_creation_input_tokens")) cache.written = *written;
+    if (auto input = int_member(usage, "input_tokens")) {
+        d.input_tokens = *input + cache.read + cache.written;
+        d.cached_input_tokens = cache.read;
+        d.cache_write_input_tokens = cache.written;
+    }
+    d.output_tokens = int_member(usage, "output_tokens");
+    if (const Value* details = member(usage, "output_tokens_details"))
+        d.reasoning_tokens = int_member(*details, "thinking_tokens");
+}
+
+void anthropic(std::string_view type, const Value& doc, CacheCounts& cache,
+               std::vector<Delta>& out) {
     Delta d;
     if (type == "message_start") {
         if (const Value* message = member(doc, "message"))
-            if (const Value* usage = member(*message, "usage")) anthropic_usage(*usage, d);
+            if (const Value* usage = member(*message, "usage")) anthropic_usage(*usage, d, cache);
     } else if (type == "content_block_start") {
         const Value* block = member(doc, "content_block");
         if (block && string_member(*block, "type") == std::optional<std::string>("tool_use")) {
@@ -193,7 +254,8 @@ void anthropic(std::string_view type, const Value& doc, std::vector<Delta>& out)
     } else if (type == "message_delta") {
         if (const Value* delta = member(doc, "delta"))
             d.finish_reason = string_member(*delta, "stop_reason");
-        if (const Value* usage = member(doc, "usage")) anthropic_usage(*usage, d);
+        note_refusal(d);
+        if (const Value* usage = member(doc, "usage")) anthropic_usage(*usage, d, cache);
     } else if (type == "error") {
         const Value* error = member(doc, "error");
         d.error = error ? error_text(*error) : std::string("error");
@@ -224,9 +286,12 @@ class AnthropicEvents final : public EventReader {
             named && named->IsString()
                 ? std::string_view(named->GetString(), named->GetStringLength())
                 : event.type;
-        anthropic(type, root, out);
+        anthropic(type, root, cache_, out);
         return std::nullopt;
     }
+
+  private:
+    CacheCounts cache_;  ///< this message's, from its message_start
 };
 
 class Anthropic final : public WireFormat {
@@ -241,13 +306,24 @@ class Anthropic final : public WireFormat {
     std::string url(const ChatRequest&, const std::string& base) const override {
         return base + "/messages";
     }
+    std::optional<Error> check(const ChatRequest& request,
+                               const RequestJson& parsed) const override {
+        if (request.seed) return unsupported("seed", *this);
+        if (!request.response_format) return std::nullopt;
+        // Anthropic's structured outputs take a schema; plain JSON mode has no field.
+        if (request.response_format->kind == ResponseFormat::Kind::json_object)
+            return unsupported("a JSON response without a schema (json_object)", *this);
+        if (auto bad = anthropic_break(*parsed.response_schema))
+            return schema_refused(bad->message(), *this);
+        return std::nullopt;
+    }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_api_key(headers, "x-api-key", request.api_key);
         headers.emplace_back("anthropic-version", "2023-06-01");
     }
     void write_body(Writer& w, const ChatRequest& request,
-                    const ToolSchemas& schemas) const override {
-        anthropic_body(w, request, schemas);
+                    const RequestJson& parsed) const override {
+        anthropic_body(w, request, parsed);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {
@@ -259,7 +335,8 @@ class Anthropic final : public WireFormat {
     std::optional<Error> read_whole(const Value& root, std::vector<Delta>& deltas) const override {
         if (!root.IsObject()) return malformed("an Anthropic response is not a JSON object");
         if (string_member(root, "type") == std::optional<std::string>("error")) {
-            anthropic("error", root, deltas);
+            CacheCounts cache;
+            anthropic("error", root, cache, deltas);
             return std::nullopt;
         }
         const Value* content = member(root, "content");
@@ -288,7 +365,9 @@ class Anthropic final : public WireFormat {
         }
         Delta end;
         end.finish_reason = string_member(root, "stop_reason");
-        if (const Value* usage = member(root, "usage")) anthropic_usage(*usage, end);
+        note_refusal(end);
+        CacheCounts cache;
+        if (const Value* usage = member(root, "usage")) anthropic_usage(*usage, end, cache);
         deltas.push_back(std::move(end));
         return std::nullopt;
     }

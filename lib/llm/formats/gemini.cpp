@@ -6,6 +6,7 @@
 
 #include "event_json.hpp"
 #include "formats/request_json.hpp"
+#include "formats/schema_dialects.hpp"
 #include "formats/wire_format.hpp"
 #include "provider_json.hpp"
 
@@ -109,7 +110,7 @@ void gemini_contents(Writer& w, const ChatRequest& r) {
     w.EndArray();
 }
 
-void gemini_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
+void gemini_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
     w.StartObject();
     gemini_contents(w, r);
     if (const std::string system = joined_system(r); !system.empty()) {
@@ -123,9 +124,29 @@ void gemini_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
         w.EndArray();
         w.EndObject();
     }
-    if (r.max_tokens || r.temperature || r.reasoning_effort) {
+    if (r.max_tokens || r.temperature || r.reasoning_effort || r.top_p || r.seed ||
+        !r.stop.empty() || r.response_format) {
         w.Key("generationConfig");
         w.StartObject();
+        if (r.top_p) {
+            w.Key("topP");
+            w.Double(*r.top_p);
+        }
+        if (r.seed) {
+            w.Key("seed");
+            w.Int64(*r.seed);
+        }
+        if (!r.stop.empty()) {
+            w.Key("stopSequences");
+            string_array(w, r.stop);
+        }
+        if (r.response_format) {
+            key_string(w, "responseMimeType", "application/json");
+            if (r.response_format->kind == ResponseFormat::Kind::json_schema) {
+                w.Key("responseJsonSchema");
+                raw_json(w, *parsed.response_schema);
+            }
+        }
         if (r.max_tokens) {
             w.Key("maxOutputTokens");
             w.Int(*r.max_tokens);
@@ -145,6 +166,23 @@ void gemini_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
         }
         w.EndObject();
     }
+    if (r.tool_choice) {
+        w.Key("toolConfig");
+        w.StartObject();
+        w.Key("functionCallingConfig");
+        w.StartObject();
+        const ToolChoice::Mode mode = r.tool_choice->mode;
+        key_string(w, "mode",
+                   mode == ToolChoice::Mode::none        ? "NONE"
+                   : mode == ToolChoice::Mode::automatic ? "AUTO"
+                                                         : "ANY");
+        if (mode == ToolChoice::Mode::named) {
+            w.Key("allowedFunctionNames");
+            string_array(w, {r.tool_choice->name});
+        }
+        w.EndObject();
+        w.EndObject();
+    }
     if (!r.tools.empty()) {
         w.Key("tools");
         w.StartArray();
@@ -152,7 +190,7 @@ void gemini_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
         w.Key("functionDeclarations");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *schemas[i], "parameters");
+            tool_object(w, r.tools[i], *parsed.tools[i], "parameters");
         w.EndArray();
         w.EndObject();
         w.EndArray();
@@ -160,12 +198,21 @@ void gemini_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
     w.EndObject();
 }
 
+/// Gemini's output count leaves the thoughts out: every output token is
+/// candidates + thoughts (Usage::output_tokens). The prompt count already
+/// includes the cached content.
+std::optional<std::int64_t> gemini_output(std::optional<std::int64_t> candidates,
+                                          std::optional<std::int64_t> thoughts) {
+    if (!candidates && !thoughts) return std::nullopt;
+    return candidates.value_or(0) + thoughts.value_or(0);
+}
+
 /// Gemini usageMetadata: prompt and candidates tokens, cached content, thoughts.
 void gemini_usage(const Value& usage, Delta& d) {
     d.input_tokens = int_member(usage, "promptTokenCount");
-    d.output_tokens = int_member(usage, "candidatesTokenCount");
-    d.cached_input_tokens = int_member(usage, "cachedContentTokenCount");
     d.reasoning_tokens = int_member(usage, "thoughtsTokenCount");
+    d.output_tokens = gemini_output(int_member(usage, "candidatesTokenCount"), d.reasoning_tokens);
+    d.cached_input_tokens = int_member(usage, "cachedContentTokenCount");
 }
 
 void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
@@ -227,7 +274,7 @@ void append_fast(const detail::EventJson::GeminiChunk& chunk, std::vector<Delta>
         d.end_of_message = true;
     }
     d.input_tokens = chunk.input_tokens;
-    d.output_tokens = chunk.output_tokens;
+    d.output_tokens = gemini_output(chunk.output_tokens, chunk.reasoning_tokens);
     d.cached_input_tokens = chunk.cached_input_tokens;
     d.reasoning_tokens = chunk.reasoning_tokens;
     if (!adds_something(d)) out.pop_back();
@@ -282,9 +329,18 @@ class Gemini final : public WireFormat {
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_api_key(headers, "x-goog-api-key", request.api_key);
     }
+    std::optional<Error> check(const ChatRequest& request,
+                               const RequestJson& parsed) const override {
+        // Gemini has no switch for one call a turn.
+        if (request.parallel_tool_calls) return unsupported("parallel_tool_calls", *this);
+        if (parsed.response_schema)
+            if (auto bad = gemini_break(*parsed.response_schema))
+                return schema_refused(bad->message(), *this);
+        return std::nullopt;
+    }
     void write_body(Writer& w, const ChatRequest& request,
-                    const ToolSchemas& schemas) const override {
-        gemini_body(w, request, schemas);
+                    const RequestJson& parsed) const override {
+        gemini_body(w, request, parsed);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {

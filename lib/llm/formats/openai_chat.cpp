@@ -19,7 +19,7 @@ namespace {
 // `tool_calls`, a result as role "tool" with `tool_call_id`; parts as
 // text / image_url. Reasoning is not sent back (the API takes none).
 
-void openai_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
+void openai_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
     w.StartObject();
     key_string(w, "model", r.model);
     w.Key("messages");
@@ -46,6 +46,54 @@ void openai_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
         w.Double(*r.temperature);
     }
     if (r.reasoning_effort) key_string(w, "reasoning_effort", effort_name(*r.reasoning_effort));
+    if (r.top_p) {
+        w.Key("top_p");
+        w.Double(*r.top_p);
+    }
+    if (r.seed) {
+        w.Key("seed");
+        w.Int64(*r.seed);
+    }
+    if (!r.stop.empty()) {
+        w.Key("stop");
+        string_array(w, r.stop);
+    }
+    if (r.tool_choice) {
+        w.Key("tool_choice");
+        if (r.tool_choice->mode == ToolChoice::Mode::named) {
+            w.StartObject();
+            key_string(w, "type", "function");
+            w.Key("function");
+            w.StartObject();
+            key_string(w, "name", r.tool_choice->name);
+            w.EndObject();
+            w.EndObject();
+        } else {
+            string(w, tool_choice_word(r.tool_choice->mode));
+        }
+    }
+    if (r.parallel_tool_calls) {
+        w.Key("parallel_tool_calls");
+        w.Bool(*r.parallel_tool_calls);
+    }
+    if (r.response_format) {
+        w.Key("response_format");
+        w.StartObject();
+        if (r.response_format->kind == ResponseFormat::Kind::json_object) {
+            key_string(w, "type", "json_object");
+        } else {
+            key_string(w, "type", "json_schema");
+            w.Key("json_schema");
+            w.StartObject();
+            key_string(w, "name", r.response_format->name);
+            w.Key("schema");
+            raw_json(w, *parsed.response_schema);
+            w.Key("strict");
+            w.Bool(r.response_format->strict);
+            w.EndObject();
+        }
+        w.EndObject();
+    }
     if (!r.tools.empty()) {
         w.Key("tools");
         w.StartArray();
@@ -53,7 +101,7 @@ void openai_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
             w.StartObject();
             key_string(w, "type", "function");
             w.Key("function");
-            tool_object(w, r.tools[i], *schemas[i], "parameters");
+            tool_object(w, r.tools[i], *parsed.tools[i], "parameters");
             w.EndObject();
         }
         w.EndArray();
@@ -138,6 +186,10 @@ void openai(const Value& doc, Calls& unindexed, std::vector<Delta>& out) {
                     any = true;
                 }
                 openai_reasoning(*delta, d);
+                if (auto refusal = string_member(*delta, "refusal")) {
+                    d.refusal += *refusal;
+                    any = true;
+                }
                 if (const Value* calls = member(*delta, "tool_calls"); calls && calls->IsArray()) {
                     for (const Value& call : calls->GetArray()) {
                         ToolCallDelta t;
@@ -244,12 +296,16 @@ class OpenAIChat final : public WireFormat {
     std::string url(const ChatRequest&, const std::string& base) const override {
         return base + "/chat/completions";
     }
+    std::optional<Error> check(const ChatRequest& request,
+                               const RequestJson& parsed) const override {
+        return openai_schema_check(request, parsed, *this);
+    }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_bearer_auth(headers, request.api_key);
     }
     void write_body(Writer& w, const ChatRequest& request,
-                    const ToolSchemas& schemas) const override {
-        openai_body(w, request, schemas);
+                    const RequestJson& parsed) const override {
+        openai_body(w, request, parsed);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {
@@ -273,6 +329,7 @@ class OpenAIChat final : public WireFormat {
             if (const Value* message = member(choice, "message")) {
                 d.text = string_member(*message, "content").value_or("");
                 openai_reasoning(*message, d);
+                d.refusal = string_member(*message, "refusal").value_or("");
                 if (const Value* calls = member(*message, "tool_calls");
                     calls && calls->IsArray()) {
                     std::int64_t index = 0;

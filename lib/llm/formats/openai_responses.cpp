@@ -106,7 +106,7 @@ void responses_input(Writer& w, const ChatMessage& m) {
     w.EndObject();
 }
 
-void responses_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas) {
+void responses_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
     w.StartObject();
     key_string(w, "model", r.model);
     if (!r.system.empty()) key_string(w, "instructions", r.system);
@@ -139,11 +139,48 @@ void responses_body(Writer& w, const ChatRequest& r, const ToolSchemas& schemas)
         string(w, "reasoning.encrypted_content");
         w.EndArray();
     }
+    if (r.top_p) {
+        w.Key("top_p");
+        w.Double(*r.top_p);
+    }
+    if (r.tool_choice) {
+        w.Key("tool_choice");
+        if (r.tool_choice->mode == ToolChoice::Mode::named) {
+            w.StartObject();
+            key_string(w, "type", "function");
+            key_string(w, "name", r.tool_choice->name);
+            w.EndObject();
+        } else {
+            string(w, tool_choice_word(r.tool_choice->mode));
+        }
+    }
+    if (r.parallel_tool_calls) {
+        w.Key("parallel_tool_calls");
+        w.Bool(*r.parallel_tool_calls);
+    }
+    if (r.response_format) {
+        w.Key("text");
+        w.StartObject();
+        w.Key("format");
+        w.StartObject();
+        if (r.response_format->kind == ResponseFormat::Kind::json_object) {
+            key_string(w, "type", "json_object");
+        } else {
+            key_string(w, "type", "json_schema");
+            key_string(w, "name", r.response_format->name);
+            w.Key("schema");
+            raw_json(w, *parsed.response_schema);
+            w.Key("strict");
+            w.Bool(r.response_format->strict);
+        }
+        w.EndObject();
+        w.EndObject();
+    }
     if (!r.tools.empty()) {
         w.Key("tools");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *schemas[i], "parameters", "function");
+            tool_object(w, r.tools[i], *parsed.tools[i], "parameters", "function");
         w.EndArray();
     }
     w.EndObject();
@@ -194,6 +231,8 @@ void responses_event(const Value& doc, ResponsesState& state, std::vector<Delta>
     Delta d;
     if (type == "response.output_text.delta") {
         d.text = string_member(doc, "delta").value_or("");
+    } else if (type == "response.refusal.delta") {
+        d.refusal = string_member(doc, "delta").value_or("");
     } else if (type == "response.reasoning_summary_text.delta" ||
                type == "response.reasoning_text.delta") {
         d.reasoning = string_member(doc, "delta").value_or("");
@@ -251,10 +290,15 @@ std::optional<Error> responses_whole(const Value& doc, std::vector<Delta>& out) 
         Delta d;
         const auto kind = string_member(item, "type").value_or("");
         if (kind == "message") {
-            if (const Value* content = member(item, "content"); content && content->IsArray())
-                for (const Value& part : content->GetArray())
-                    if (string_member(part, "type") == std::optional<std::string>("output_text"))
+            if (const Value* content = member(item, "content"); content && content->IsArray()) {
+                for (const Value& part : content->GetArray()) {
+                    const std::string_view part_type = view_member(part, "type");
+                    if (part_type == "output_text")
                         d.text += string_member(part, "text").value_or("");
+                    else if (part_type == "refusal")
+                        d.refusal += string_member(part, "refusal").value_or("");
+                }
+            }
         } else if (kind == "function_call") {
             ToolCallDelta t = call_of(item, index);
             t.arguments = string_member(item, "arguments").value_or("");
@@ -304,12 +348,19 @@ class OpenAIResponses final : public WireFormat {
     std::string url(const ChatRequest&, const std::string& base) const override {
         return base + "/responses";
     }
+    std::optional<Error> check(const ChatRequest& request,
+                               const RequestJson& parsed) const override {
+        // The Responses API has no stop sequences and no seed.
+        if (!request.stop.empty()) return unsupported("stop", *this);
+        if (request.seed) return unsupported("seed", *this);
+        return openai_schema_check(request, parsed, *this);
+    }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_bearer_auth(headers, request.api_key);
     }
     void write_body(Writer& w, const ChatRequest& request,
-                    const ToolSchemas& schemas) const override {
-        responses_body(w, request, schemas);
+                    const RequestJson& parsed) const override {
+        responses_body(w, request, parsed);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {

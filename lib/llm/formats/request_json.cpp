@@ -2,6 +2,7 @@
 
 #include "formats/request_json.hpp"
 
+#include "formats/schema_dialects.hpp"
 #include "nous/http/json.hpp"
 
 namespace nous::llm::detail {
@@ -94,4 +95,43 @@ std::string_view effort_name(ReasoningEffort effort) {
     }
     return "low";
 }
+void string_array(Writer& w, const std::vector<std::string>& items) {
+    w.StartArray();
+    for (const std::string& item : items) string(w, item);
+    w.EndArray();
+}
+
+Error unsupported(std::string_view field, const WireFormat& format) {
+    return Error(nous::http::ErrorCode::invalid_argument,
+                 std::string(field) + " is not supported by " + std::string(format.name()) +
+                     " (refused before sending: never dropped silently)");
+}
+
+Error schema_refused(const std::string& why, const WireFormat& format) {
+    return Error(nous::http::ErrorCode::invalid_argument,
+                 "response schema: " + why + " (" + std::string(format.name()) + ")");
+}
+
+std::string_view tool_choice_word(ToolChoice::Mode mode) {
+    switch (mode) {
+        case ToolChoice::Mode::none:
+            return "none";
+        case ToolChoice::Mode::required:
+            return "required";
+        case ToolChoice::Mode::automatic:
+        case ToolChoice::Mode::named:
+            break;
+    }
+    return "auto";
+}
+
+std::optional<Error> openai_schema_check(const ChatRequest& request, const RequestJson& parsed,
+                                         const WireFormat& format) {
+    if (!request.response_format || !parsed.response_schema || !request.response_format->strict)
+        return std::nullopt;
+    if (auto bad = openai_strict_break(*parsed.response_schema))
+        return schema_refused(bad->message(), format);
+    return std::nullopt;
+}
+
 }  // namespace nous::llm::detail

@@ -30,6 +30,19 @@ std::string image_url_of(const ContentPart& part);
 /// The name of the function a tool result answers: its own, or the call's
 /// with that id earlier in the conversation.
 std::string tool_name_for(const ChatRequest& r, const ChatMessage& result);
+/// An array of strings (stop sequences).
+void string_array(Writer& w, const std::vector<std::string>& items);
+/// invalid_argument: "FIELD is not supported by PROVIDER", before any byte.
+Error unsupported(std::string_view field, const WireFormat& format);
+/// invalid_argument for a response schema breaking `format`'s dialect.
+Error schema_refused(const std::string& why, const WireFormat& format);
+
+/// "auto", "none", "required" (the OpenAI formats' words; not for named).
+std::string_view tool_choice_word(ToolChoice::Mode mode);
+/// Both OpenAI formats: in strict mode the schema's dialect is checked.
+std::optional<Error> openai_schema_check(const ChatRequest& request, const RequestJson& parsed,
+                                         const WireFormat& format);
+
 /// Anthropic's and Gemini's thinking budgets: 1024, 4096, 16384 tokens.
 int thinking_budget(ReasoningEffort effort);
 /// "low", "medium", "high".

@@ -29,6 +29,13 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 /// The request's tool schemas, parsed once and checked (one per tool, in order).
 using ToolSchemas = std::vector<std::shared_ptr<rapidjson::Document>>;
 
+/// The JSON a request carries as text, parsed once and checked.
+struct RequestJson {
+    ToolSchemas tools;
+    /// The response format's schema (ResponseFormat::Kind::json_schema), else null.
+    std::shared_ptr<rapidjson::Document> response_schema;
+};
+
 /// One stream's reader of a format's events, with the little state the
 /// format needs (Anthropic blocks, Gemini call numbering, Responses items).
 class EventReader {
@@ -61,9 +68,14 @@ class WireFormat {
     virtual std::string url(const ChatRequest& request, const std::string& base) const = 0;
     /// The credential header (and any the format requires, Anthropic's version).
     virtual void add_headers(Headers& headers, const ChatRequest& request) const = 0;
-    /// The request body (the request and its schemas already checked).
+    /// invalid_argument, naming the field and the provider, for a field of
+    /// `request` the format does not take; or naming the JSON pointer and
+    /// the rule, for a response schema outside the provider's dialect.
+    virtual std::optional<Error> check(const ChatRequest& request,
+                                       const RequestJson& parsed) const = 0;
+    /// The request body (the request and its JSON already checked).
     virtual void write_body(Writer& w, const ChatRequest& request,
-                            const ToolSchemas& schemas) const = 0;
+                            const RequestJson& parsed) const = 0;
 
     virtual std::unique_ptr<EventReader> event_reader() const = 0;
     /// What a stream must carry to have ended as the provider meant it, for

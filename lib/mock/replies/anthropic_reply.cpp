@@ -7,6 +7,17 @@ namespace nous::http::mock {
 
 namespace {
 
+/// The stop_reason: refusal, the stop sequence met, a tool call, or the turn's end.
+std::string stop_reason(const Reply& r) {
+    if (r.refusal) return "\"refusal\"";
+    if (!r.stop_sequence.empty()) return "\"stop_sequence\"";
+    return r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"";
+}
+
+std::string stop_sequence(const Reply& r) {
+    return r.stop_sequence.empty() ? "null" : json_string(r.stop_sequence);
+}
+
 /// Anthropic's content blocks: thinking (when asked) first, then text, then the tool call.
 int anthropic_text_index(const Reply& r) { return r.reasoning ? 1 : 0; }
 
@@ -56,9 +67,9 @@ void anthropic_events(const Reply& r, std::vector<std::string>& before,
                             "content_block_stop"));
     }
     after.push_back(sse(std::string(R"({"type":"message_delta","delta":{"stop_reason":)") +
-                            (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
-                            R"(,"stop_sequence":null},"usage":{"output_tokens":)" +
-                            std::to_string(output_tokens(r)) + "}}",
+                            stop_reason(r) + R"(,"stop_sequence":)" + stop_sequence(r) +
+                            R"(},"usage":{"output_tokens":)" + std::to_string(output_tokens(r)) +
+                            "}}",
                         "message_delta"));
     after.push_back(sse(R"({"type":"message_stop"})", "message_stop"));
 }
@@ -93,9 +104,8 @@ class AnthropicReply final : public ReplyFormat {
         if (!r.tool_name.empty())
             tail += R"(,{"type":"tool_use","id":"toolu_mock_1","name":)" +
                     json_string(r.tool_name) + R"(,"input":)" + kArguments + "}";
-        body.tail = tail + "]" + R"(,"stop_reason":)" +
-                    (r.tool_name.empty() ? "\"end_turn\"" : "\"tool_use\"") +
-                    R"(,"stop_sequence":null,"usage":{"input_tokens":)" +
+        body.tail = tail + "]" + R"(,"stop_reason":)" + stop_reason(r) + R"(,"stop_sequence":)" +
+                    stop_sequence(r) + R"(,"usage":{"input_tokens":)" +
                     std::to_string(r.prompt_tokens) + R"(,"output_tokens":)" +
                     std::to_string(output_tokens(r)) + "}}";
     }

@@ -28,6 +28,9 @@ void openai_events(const Reply& r, std::vector<std::string>& before,
             after.push_back(sse(head + R"({"tool_calls":[{"index":0,"function":{"arguments":)" +
                                 json_string(piece) + R"(}}]},"finish_reason":null}]})"));
     }
+    if (r.refusal)
+        after.push_back(
+            sse(head + R"({"refusal":)" + json_string(kRefusal) + R"(},"finish_reason":null}]})"));
     after.push_back(sse(head + R"({},"finish_reason":)" +
                         (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") + "}]}"));
     if (r.include_usage)
@@ -64,6 +67,7 @@ class OpenAIReply final : public ReplyFormat {
             json_string(r.model) + R"(,"choices":[{"index":0,"message":{"role":"assistant",)" +
             (r.reasoning ? R"("reasoning_content":)" + json_string(kReasoning) + ","
                          : std::string()) +
+            (r.refusal ? R"("refusal":)" + json_string(kRefusal) + "," : std::string()) +
             R"("content":")";
         std::string tail = "\"";
         if (!r.tool_name.empty())

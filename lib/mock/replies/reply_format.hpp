@@ -23,6 +23,8 @@ inline const char* const kArgumentPieces[] = {R"({"city")", R"(: "Par)", R"(is",
 inline const char* const kReasoning = "Thinking about the answer.";
 inline const char* const kReasoningPieces[] = {"Thinking", " about", " the", " answer."};
 inline const char* const kSignature = "mock-signature-1";
+// What the model says when it refuses (the refusal fault).
+inline const char* const kRefusal = "I can't help with that.";
 
 /// Bytes of the text of tokens [0, n).
 std::uint64_t text_length(std::int64_t n);

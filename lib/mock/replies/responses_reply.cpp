@@ -41,20 +41,15 @@ std::string responses_call_item(const Reply& r, bool done) {
            json_string(r.tool_name) + "}";
 }
 
-std::string all_text(std::int64_t tokens) {
-    std::string text;
-    for (std::int64_t i = 0; i < tokens; ++i) text += word(i);
-    return text;
-}
-
 /// `with_text` false: the text left empty (a whole body's generator fills it in).
 std::string responses_message_item(const Reply& r, bool done, bool with_text = true) {
     std::string content;
     if (done)
-        content =
-            R"({"type":"output_text","text":)" +
-            json_string(with_text && r.tokens <= kCompletedTextTokens ? all_text(r.tokens) : "") +
-            R"(,"annotations":[]})";
+        content = R"({"type":"output_text","text":)" +
+                  json_string(with_text && r.tokens <= kCompletedTextTokens ? all_text(r) : "") +
+                  R"(,"annotations":[]})" +
+                  (r.refusal ? R"(,{"type":"refusal","refusal":)" + json_string(kRefusal) + "}"
+                             : std::string());
     return R"({"id":"msg_mock","type":"message","status":)" +
            std::string(done ? "\"completed\"" : "\"in_progress\"") +
            R"(,"role":"assistant","content":[)" + content + "]}";
@@ -116,6 +111,11 @@ void responses_events(const Reply& r, std::vector<std::string>& before,
             R"(,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]})"));
     // The token events take the sequence numbers from here (their position).
     seq = static_cast<std::int64_t>(before.size()) + r.tokens;
+    if (r.refusal)
+        after.push_back(responses_event("response.refusal.delta",
+                                        next_seq() + R"("item_id":"msg_mock","output_index":)" +
+                                            message_index + R"(,"content_index":1,"delta":)" +
+                                            json_string(kRefusal)));
     after.push_back(responses_event("response.output_item.done",
                                     next_seq() + R"("output_index":)" + message_index +
                                         R"(,"item":)" + responses_message_item(r, true)));

@@ -11,6 +11,7 @@
 #include "nous/llm/conversation.hpp"
 #include "nous/llm/delta.hpp"
 #include "nous/llm/json_shapes.hpp"
+#include "nous/llm/partial_json.hpp"
 #include "nous/llm/provider.hpp"
 #include "nous/llm/rate_limit.hpp"
 #include "nous/llm/request.hpp"

@@ -13,14 +13,25 @@
 
 namespace nous::llm {
 
+/// Token counts that mean the same for every provider, so that a cost
+/// computed from them is right everywhere (docs/llm.md, "Usage").
 struct Usage {
+    /// Every input token, cache reads and writes included (Anthropic reports
+    /// them apart: its input_tokens + cache_read_input_tokens +
+    /// cache_creation_input_tokens).
     std::int64_t input_tokens = 0;
+    /// Every output token, reasoning included (Gemini reports thoughts apart:
+    /// candidatesTokenCount + thoughtsTokenCount).
     std::int64_t output_tokens = 0;
     /// Of the input, read from the provider's cache (OpenAI cached_tokens,
     /// Anthropic cache_read_input_tokens, Gemini cachedContentTokenCount); 0 when not reported.
     std::int64_t cached_input_tokens = 0;
+    /// Of the input, written to the provider's cache (Anthropic
+    /// cache_creation_input_tokens); 0 for the others.
+    std::int64_t cache_write_input_tokens = 0;
     /// Of the output, spent reasoning (OpenAI reasoning_tokens, Gemini
-    /// thoughtsTokenCount); 0 when not reported.
+    /// thoughtsTokenCount, Anthropic output_tokens_details.thinking_tokens
+    /// where sent); 0 when not reported.
     std::int64_t reasoning_tokens = 0;
 };
 
@@ -38,14 +49,18 @@ struct ToolCallDelta {
 
 /// What one stream item of any provider adds to the message.
 struct Delta {
-    std::string text;                          ///< a text fragment (may be empty)
-    std::string reasoning;                     ///< a reasoning (thinking) text fragment
-    std::string reasoning_signature;           ///< the reasoning's signature (or a piece of it)
-    std::string reasoning_id;                  ///< Responses API: the reasoning item's id
+    std::string text;                 ///< a text fragment (may be empty)
+    std::string reasoning;            ///< a reasoning (thinking) text fragment
+    std::string reasoning_signature;  ///< the reasoning's signature (or a piece of it)
+    std::string reasoning_id;         ///< Responses API: the reasoning item's id
+    /// The model declined to answer (OpenAI `refusal`, Responses
+    /// `response.refusal.delta`): a fragment of its words, never text.
+    std::string refusal;
     std::vector<ToolCallDelta> tool_calls;     ///< tool-call fragments
     std::optional<std::int64_t> input_tokens;  ///< usage, when this item reports it
     std::optional<std::int64_t> output_tokens;
     std::optional<std::int64_t> cached_input_tokens;  ///< see Usage
+    std::optional<std::int64_t> cache_write_input_tokens;
     std::optional<std::int64_t> reasoning_tokens;
     std::optional<std::string>
         finish_reason;  ///< the provider's own value: stop, tool_calls, end_turn, STOP...

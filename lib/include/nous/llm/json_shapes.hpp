@@ -14,7 +14,8 @@ namespace nous::llm {
 
 /// The message as one JSON object: {"text":..,"tool_calls":[{"id","name","arguments"}],
 /// "finish_reason":..,"usage":{"input_tokens","output_tokens","cached_input_tokens",
-/// "reasoning_tokens"} or null,"reasoning":..,"request_id":..,"rate_limit":..,
+/// "cache_write_input_tokens","reasoning_tokens"} or
+/// null,"reasoning":..,"request_id":..,"rate_limit":..,
 /// "message":message_to_json(result.message())}.
 std::string to_json(const ChatResult& result);
 

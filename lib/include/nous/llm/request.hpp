@@ -1,14 +1,48 @@
 #pragma once
 // A chat request, and the HTTP call it becomes in its provider's format.
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nous/llm/conversation.hpp"
 #include "nous/llm/provider.hpp"
 
 namespace nous::llm {
+
+/// Which tools the model may call (OpenAI `tool_choice`, Anthropic
+/// `tool_choice`, Gemini `toolConfig.functionCallingConfig`).
+struct ToolChoice {
+    enum class Mode {
+        automatic,  ///< the model decides (OpenAI "auto", Anthropic auto, Gemini AUTO)
+        none,       ///< no tool call ("none", Anthropic none, Gemini NONE)
+        required,   ///< some tool call ("required", Anthropic any, Gemini ANY)
+        named,      ///< this tool (`name`)
+    };
+    Mode mode = Mode::automatic;
+    std::string name;  ///< Mode::named
+
+    /// "auto", "none", "required", or any other text as a tool's name.
+    static ToolChoice from_name(std::string_view name);
+};
+
+/// A structured output: the answer is JSON, following `schema` when one is
+/// given. docs/llm.md, "Structured outputs": each provider's field, and the
+/// schema rules each one checks before sending.
+struct ResponseFormat {
+    enum class Kind {
+        json_schema,  ///< JSON valid against `schema`
+        json_object,  ///< any JSON object (OpenAI json_object, Gemini application/json)
+    };
+    Kind kind = Kind::json_schema;
+    std::string name = "response";  ///< the schema's name (the OpenAI formats send it)
+    std::string schema;             ///< a JSON Schema object as JSON text
+    /// OpenAI's strict mode (both OpenAI formats): the provider guarantees the
+    /// schema, and takes only its strict dialect (checked before sending).
+    bool strict = true;
+};
 
 struct ChatRequest {
     Provider provider = Provider::openai;
@@ -23,6 +57,18 @@ struct ChatRequest {
     std::vector<ToolSpec> tools;
     /// Asks for reasoning (and, where the provider can, its text); none when unset.
     std::optional<ReasoningEffort> reasoning_effort;
+    std::optional<ToolChoice> tool_choice;
+    /// false: at most one tool call a turn (OpenAI formats; Anthropic
+    /// `disable_parallel_tool_use`). Gemini has no such switch.
+    std::optional<bool> parallel_tool_calls;
+    std::vector<std::string> stop;  ///< stop sequences (not the Responses API)
+    std::optional<double> top_p;
+    std::optional<std::int64_t> seed;  ///< OpenAI chat and Gemini only
+    std::optional<ResponseFormat> response_format;
+    /// A JSON object merged into the body last, member by member (a member
+    /// replaces ours of the same name): fields we do not model, such as
+    /// `service_tier` or vLLM's `guided_json`. Empty: none.
+    std::string extra_body;
     bool stream = true;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
@@ -39,8 +85,11 @@ struct HttpCall {
 /// the usage chunk (stream_options.include_usage). Anthropic: POST
 /// {base}/messages, x-api-key, anthropic-version: 2023-06-01. Gemini: POST
 /// {base}/models/{model}:streamGenerateContent?alt=sse (or :generateContent),
-/// x-goog-api-key. invalid_argument for a missing model or a tool schema that
-/// is not a JSON object.
+/// x-goog-api-key. invalid_argument, before anything is sent, for a missing
+/// model, a tool schema that is not a JSON object, a field the provider does
+/// not take (naming the field and the provider), a response schema the
+/// provider would refuse (naming the JSON pointer and the rule), or an
+/// extra_body that is not a JSON object.
 Result<HttpCall> build_chat_call(const ChatRequest& request);
 
 }  // namespace nous::llm

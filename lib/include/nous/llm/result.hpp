@@ -11,9 +11,25 @@
 
 #include "nous/llm/conversation.hpp"
 #include "nous/llm/delta.hpp"
+#include "nous/llm/partial_json.hpp"
 #include "nous/llm/rate_limit.hpp"
 
 namespace nous::llm {
+
+/// Why a structured answer is not the value asked for (the text stays in
+/// ChatResult::text).
+struct OutputError {
+    enum class Kind {
+        refusal,   ///< the model declined (ChatResult::refusal holds its words)
+        not_json,  ///< the text is not JSON (or, for json_object, not an object)
+        schema,    ///< the value breaks the schema at `pointer`
+    };
+    Kind kind = Kind::not_json;
+    std::string pointer;   ///< schema: the JSON pointer of the offending value
+    std::string expected;  ///< what was expected there, or why the text is not JSON
+    /// "refusal: ...", "not JSON: at byte 12: ...", "/items/0: expected type string".
+    std::string message;
+};
 
 /// The assembled assistant message.
 struct ChatResult {
@@ -25,6 +41,15 @@ struct ChatResult {
     std::optional<std::string> stream_error;  ///< an error the provider sent inside the stream
     /// The provider's terminal signal arrived (always, for a whole response).
     bool complete = false;
+    /// The model's refusal, in its words (OpenAI `refusal`), never in `text`.
+    std::optional<std::string> refusal;
+    /// A structured output was asked for (ChatRequest::response_format).
+    bool structured = false;
+    /// The answer parsed (a structured output, complete and valid).
+    std::optional<JsonValue> parsed;
+    /// A structured answer that is not what was asked for: refused, not JSON,
+    /// or breaking the schema. The call itself succeeded.
+    std::optional<OutputError> output_error;
     /// The provider's id of the request (nous::http::Response::request_id), "" when none.
     std::string request_id;
     /// The rate limit the response's headers reported, if any (parse_rate_limit).

@@ -1,0 +1,622 @@
+// Structured outputs and the rest of a request: every new field's shape per
+// provider and its refusal where the provider does not take it, the schema
+// dialects, the incremental JSON reader (every fixture whole, byte by byte
+// and at random splits), the schema check of the final value, refusals, and
+// usage that means the same for every provider.
+
+#include <rapidjson/pointer.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nous/http/json.hpp"
+#include "nous/llm/chat.hpp"
+#include "nous/mock/mock_server.hpp"
+
+using namespace nous::llm;
+using nous::http::ErrorCode;
+using nous::http::MockServer;
+
+namespace {
+
+const Provider kAll[] = {Provider::openai, Provider::openai_responses, Provider::anthropic,
+                         Provider::gemini};
+
+ChatRequest basic(Provider provider) {
+    ChatRequest r;
+    r.provider = provider;
+    r.model = "m";
+    r.messages = {{"user", "hi"}};
+    r.stream = false;
+    return r;
+}
+
+/// The body build_chat_call makes, parsed (the test fails when it is refused).
+std::shared_ptr<rapidjson::Document> body_of(const ChatRequest& r) {
+    auto call = build_chat_call(r);
+    INFO((call ? std::string() : call.error().message));
+    REQUIRE(call);
+    auto doc = nous::http::parse_json(call->body);
+    REQUIRE(doc);
+    return doc.value();
+}
+
+std::string at(const rapidjson::Value& root, const char* pointer) {
+    const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(root);
+    if (!v) return "<absent>";
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    v->Accept(w);
+    return buffer.GetString();
+}
+
+const char* kSchema =
+    R"({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"},)"
+    R"("tags":{"type":"array","items":{"type":"string","enum":["sun","rain"]}}},)"
+    R"("required":["city","days","tags"],"additionalProperties":false})";
+
+}  // namespace
+
+// ---- the request surface ------------------------------------------------------------
+
+TEST_CASE("tool_choice, parallel_tool_calls, stop, top_p, seed: each provider's field") {
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.tools = {ToolSpec{"get_weather", "", R"({"type":"object","properties":{}})"}};
+        r.tool_choice = ToolChoice::from_name("get_weather");
+        r.top_p = 0.5;
+        if (p == Provider::openai || p == Provider::gemini) r.seed = 7;
+        if (p != Provider::openai_responses) r.stop = {"END", "STOP"};
+        if (p != Provider::gemini) r.parallel_tool_calls = false;
+        auto doc = body_of(r);
+        switch (p) {
+            case Provider::openai:
+                CHECK(at(*doc, "/tool_choice") ==
+                      R"({"type":"function","function":{"name":"get_weather"}})");
+                CHECK(at(*doc, "/parallel_tool_calls") == "false");
+                CHECK(at(*doc, "/stop") == R"(["END","STOP"])");
+                CHECK(at(*doc, "/top_p") == "0.5");
+                CHECK(at(*doc, "/seed") == "7");
+                break;
+            case Provider::openai_responses:
+                CHECK(at(*doc, "/tool_choice") == R"({"type":"function","name":"get_weather"})");
+                CHECK(at(*doc, "/parallel_tool_calls") == "false");
+                CHECK(at(*doc, "/top_p") == "0.5");
+                break;
+            case Provider::anthropic:
+                CHECK(at(*doc, "/tool_choice") ==
+                      R"({"type":"tool","name":"get_weather","disable_parallel_tool_use":true})");
+                CHECK(at(*doc, "/stop_sequences") == R"(["END","STOP"])");
+                CHECK(at(*doc, "/top_p") == "0.5");
+                break;
+            case Provider::gemini:
+                CHECK(
+                    at(*doc, "/toolConfig") ==
+                    R"({"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["get_weather"]}})");
+                CHECK(at(*doc, "/generationConfig/stopSequences") == R"(["END","STOP"])");
+                CHECK(at(*doc, "/generationConfig/topP") == "0.5");
+                CHECK(at(*doc, "/generationConfig/seed") == "7");
+                break;
+        }
+    }
+}
+
+TEST_CASE("tool_choice words: auto, none, required in each provider's spelling") {
+    const char* expected[4][3] = {{R"("auto")", R"("none")", R"("required")"},
+                                  {R"("auto")", R"("none")", R"("required")"},
+                                  {R"({"type":"auto"})", R"({"type":"none"})", R"({"type":"any"})"},
+                                  {R"({"functionCallingConfig":{"mode":"AUTO"}})",
+                                   R"({"functionCallingConfig":{"mode":"NONE"}})",
+                                   R"({"functionCallingConfig":{"mode":"ANY"}})"}};
+    const char* words[] = {"auto", "none", "required"};
+    for (int pi = 0; pi < 4; ++pi) {
+        const Provider p = kAll[pi];
+        for (int wi = 0; wi < 3; ++wi) {
+            INFO(to_string(p) << " " << words[wi]);
+            ChatRequest r = basic(p);
+            r.tools = {ToolSpec{"f", "", R"({"type":"object"})"}};
+            r.tool_choice = ToolChoice::from_name(words[wi]);
+            auto doc = body_of(r);
+            CHECK(at(*doc, p == Provider::gemini ? "/toolConfig" : "/tool_choice") ==
+                  expected[pi][wi]);
+        }
+    }
+}
+
+TEST_CASE("a field the provider does not take is invalid_argument naming it and the provider") {
+    struct Case {
+        Provider provider;
+        std::function<void(ChatRequest&)> set;
+        const char* field;
+    };
+    const std::vector<Case> cases = {
+        {Provider::openai_responses, [](ChatRequest& r) { r.stop = {"x"}; }, "stop"},
+        {Provider::openai_responses, [](ChatRequest& r) { r.seed = 1; }, "seed"},
+        {Provider::anthropic, [](ChatRequest& r) { r.seed = 1; }, "seed"},
+        {Provider::gemini, [](ChatRequest& r) { r.parallel_tool_calls = false; },
+         "parallel_tool_calls"},
+        {Provider::anthropic,
+         [](ChatRequest& r) {
+             r.response_format = ResponseFormat{ResponseFormat::Kind::json_object, "r", "", false};
+         },
+         "json_object"},
+    };
+    for (const Case& c : cases) {
+        ChatRequest r = basic(c.provider);
+        c.set(r);
+        auto call = build_chat_call(r);
+        INFO(to_string(c.provider) << " " << c.field);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(call.error().message, Catch::Contains(c.field));
+        CHECK_THAT(call.error().message, Catch::Contains(std::string(to_string(c.provider))));
+    }
+}
+
+TEST_CASE("tool_choice naming no offered tool, or required without tools, is refused") {
+    ChatRequest r = basic(Provider::openai);
+    r.tool_choice = ToolChoice::from_name("missing");
+    CHECK_FALSE(build_chat_call(r));
+    r.tool_choice = ToolChoice::from_name("required");
+    CHECK_FALSE(build_chat_call(r));
+}
+
+TEST_CASE("extra_body is merged last, member by member, and one that is not an object is refused") {
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.extra_body = R"({"service_tier":"flex","model":"other","guided_json":{"type":"object"}})";
+        auto doc = body_of(r);
+        CHECK(at(*doc, "/service_tier") == R"("flex")");
+        CHECK(at(*doc, "/guided_json") == R"({"type":"object"})");
+        if (p != Provider::gemini) CHECK(at(*doc, "/model") == R"("other")");  // replaced
+        r.extra_body = "[1]";
+        auto refused = build_chat_call(r);
+        REQUIRE_FALSE(refused);
+        CHECK_THAT(refused.error().message, Catch::Contains("extra_body"));
+    }
+}
+
+TEST_CASE("a response schema goes in each provider's own field") {
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.response_format =
+            ResponseFormat{ResponseFormat::Kind::json_schema, "weather", kSchema, true};
+        auto doc = body_of(r);
+        const std::string schema = at(*nous::http::parse_json(kSchema).value(), "");
+        switch (p) {
+            case Provider::openai:
+                CHECK(at(*doc, "/response_format/type") == R"("json_schema")");
+                CHECK(at(*doc, "/response_format/json_schema/name") == R"("weather")");
+                CHECK(at(*doc, "/response_format/json_schema/strict") == "true");
+                CHECK(at(*doc, "/response_format/json_schema/schema") == schema);
+                break;
+            case Provider::openai_responses:
+                CHECK(at(*doc, "/text/format/type") == R"("json_schema")");
+                CHECK(at(*doc, "/text/format/name") == R"("weather")");
+                CHECK(at(*doc, "/text/format/schema") == schema);
+                break;
+            case Provider::anthropic:
+                CHECK(at(*doc, "/output_config/format/type") == R"("json_schema")");
+                CHECK(at(*doc, "/output_config/format/schema") == schema);
+                break;
+            case Provider::gemini:
+                CHECK(at(*doc, "/generationConfig/responseMimeType") == R"("application/json")");
+                CHECK(at(*doc, "/generationConfig/responseJsonSchema") == schema);
+                break;
+        }
+    }
+    ChatRequest plain = basic(Provider::openai);
+    plain.response_format = ResponseFormat{ResponseFormat::Kind::json_object, "r", "", false};
+    CHECK(at(*body_of(plain), "/response_format") == R"({"type":"json_object"})");
+    plain.provider = Provider::gemini;
+    CHECK(at(*body_of(plain), "/generationConfig/responseMimeType") == R"("application/json")");
+    CHECK(at(*body_of(plain), "/generationConfig/responseJsonSchema") == "<absent>");
+}
+
+// ---- the schema dialects ------------------------------------------------------------
+
+TEST_CASE(
+    "a schema the provider would refuse is invalid_argument naming the pointer and the rule") {
+    struct Case {
+        Provider provider;
+        const char* schema;
+        const char* words;
+        bool strict = true;
+    };
+    const std::vector<Case> cases = {
+        {Provider::openai,
+         R"({"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{}}}},"required":["items"],"additionalProperties":false})",
+         "/properties/items/items: additionalProperties must be false in strict mode"},
+        {Provider::openai_responses,
+         R"({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a"],"additionalProperties":false})",
+         "(root): property \"b\" must be listed in required in strict mode"},
+        {Provider::openai,
+         R"({"type":"object","properties":{"a":{"type":"string","minLength":2}},"required":["a"],"additionalProperties":false})",
+         "/properties/a: minLength is not supported in strict mode"},
+        {Provider::openai, R"({"anyOf":[{"type":"object"}]})",
+         "(root): the root must be an object schema in strict mode"},
+        {Provider::anthropic,
+         R"({"type":"object","properties":{"n":{"type":"integer","minimum":1}},"additionalProperties":false})",
+         "/properties/n: minimum is not supported by Anthropic structured outputs"},
+        {Provider::anthropic, R"({"type":"object","properties":{}})",
+         "(root): additionalProperties must be false for Anthropic structured outputs"},
+        {Provider::gemini, R"({"type":"object","properties":{"x":{"allOf":[{"type":"string"}]}}})",
+         "/properties/x: allOf is not supported by Gemini's responseJsonSchema"},
+    };
+    for (const Case& c : cases) {
+        INFO(to_string(c.provider) << " " << c.schema);
+        ChatRequest r = basic(c.provider);
+        r.response_format =
+            ResponseFormat{ResponseFormat::Kind::json_schema, "r", c.schema, c.strict};
+        auto call = build_chat_call(r);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(call.error().message, Catch::Contains(c.words));
+    }
+    // strict false: the OpenAI formats check no dialect.
+    ChatRequest loose = basic(Provider::openai);
+    loose.response_format =
+        ResponseFormat{ResponseFormat::Kind::json_schema, "r", R"({"type":"object"})", false};
+    CHECK(build_chat_call(loose));
+    loose.response_format->schema = "not json";
+    CHECK_FALSE(build_chat_call(loose));
+}
+
+// ---- the incremental JSON reader ----------------------------------------------------
+
+namespace {
+
+bool valid_utf8(const std::string& s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const std::size_t n = c < 0x80         ? 1
+                              : (c >> 5) == 6  ? 2
+                              : (c >> 4) == 14 ? 3
+                              : (c >> 3) == 30 ? 4
+                                               : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        for (std::size_t k = 1; k < n; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+        i += n;
+    }
+    return true;
+}
+
+bool strings_valid(const JsonValue& v) {
+    if (!valid_utf8(v.string)) return false;
+    for (const auto& e : v.elements)
+        if (!strings_valid(e)) return false;
+    for (const auto& [k, m] : v.members)
+        if (!valid_utf8(k) || !strings_valid(m)) return false;
+    return true;
+}
+
+/// A partial value's text with what may still grow stripped from its end:
+/// closing brackets and the quote of an open string.
+std::string growable(std::string s) {
+    while (!s.empty() && (s.back() == '}' || s.back() == ']' || s.back() == '"')) s.pop_back();
+    return s;
+}
+
+/// Feeds `text` cut at `cuts`; checks after each piece that the partial
+/// value extends the one before and holds only whole text; returns the final
+/// value's JSON (or "error: ...").
+std::string read_in_pieces(const std::string& text, const std::vector<std::size_t>& cuts) {
+    PartialJson reader;
+    std::string before;
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i <= cuts.size(); ++i) {
+        const std::size_t end = i < cuts.size() ? cuts[i] : text.size();
+        if (!reader.feed(std::string_view(text).substr(pos, end - pos)))
+            return "error: " + reader.error();
+        pos = end;
+        const std::string now = reader.value().to_json();
+        INFO("before " << before << " now " << now);
+        CHECK(now.rfind(growable(before), 0) == 0);  // extends the one before
+        CHECK(strings_valid(reader.value()));
+        // Nothing yet reads as null: the value has not started.
+        const bool started = reader.complete() || reader.value().type != JsonValue::Type::null;
+        before = started ? now : "";
+    }
+    if (!reader.finish()) return "error: " + reader.error();
+    return reader.value().to_json();
+}
+
+/// Whole, byte by byte, and at random splits: the same result each way.
+std::string read_every_way(const std::string& text) {
+    const std::string whole = read_in_pieces(text, {});
+    std::vector<std::size_t> bytes;
+    for (std::size_t i = 1; i < text.size(); ++i) bytes.push_back(i);
+    CHECK(read_in_pieces(text, bytes) == whole);
+    std::mt19937 random(static_cast<unsigned>(text.size()));
+    for (int round = 0; round < 20; ++round) {
+        std::vector<std::size_t> cuts;
+        for (std::size_t i = 1; i < text.size(); ++i)
+            if (random() % 4 == 0) cuts.push_back(i);
+        CHECK(read_in_pieces(text, cuts) == whole);
+    }
+    return whole;
+}
+
+}  // namespace
+
+TEST_CASE("the incremental reader: every fixture whole, byte by byte and at random splits") {
+    struct Fixture {
+        std::string text, expected;
+    };
+    const std::vector<Fixture> fixtures = {
+        {R"({"city":"Paris","days":3,"tags":["sun","rain"]})",
+         R"({"city":"Paris","days":3,"tags":["sun","rain"]})"},
+        {R"(  { "a" : [ 1 , -2.5e3 , true , false , null , { } , [ ] ] }  )",
+         R"({"a":[1,-2.5e3,true,false,null,{},[]]})"},
+        {R"({"esc":"quote \" slash \\ \/ \b\f\n\r\t \u00e9 \ud83d\ude00"})",
+         "{\"esc\":\"quote \\\" slash \\\\ / \\u0008\\u000c\\n\\r\\t \xc3\xa9 \xf0\x9f\x98\x80\"}"},
+        {"{\"raw\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
+         "{\"raw\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}"},
+        {"[[[[[[1]]]]]]", "[[[[[[1]]]]]]"},
+        {"\"just a string\"", "\"just a string\""},
+        {"12345", "12345"},
+        {"0.5", "0.5"},
+        {"{\"a\":1,}", "error"},
+        {"{\"a\" 1}", "error"},
+        {"[1 2]", "error"},
+        {"{\"a\":01}", "error"},
+        {"\"\\ud83d x\"", "error"},
+        {"\"tab\there\"", "error"},
+        {"tru", "error"},
+        {"{\"a\":1} x", "error"},
+        {"1e400", "error"},
+        {"", "error"},
+    };
+    for (const auto& f : fixtures) {
+        INFO(f.text);
+        const std::string got = read_every_way(f.text);
+        if (f.expected == "error")
+            CHECK(got.rfind("error: ", 0) == 0);
+        else
+            CHECK(got == f.expected);
+    }
+}
+
+TEST_CASE("partial values: members as far as they arrived, numbers only once complete") {
+    PartialJson reader;
+    REQUIRE(reader.feed(R"({"name":"Ad)"));
+    CHECK(reader.value().to_json() == R"({"name":"Ad"})");
+    REQUIRE(reader.feed(R"(a","age":4)"));
+    CHECK(reader.value().to_json() == R"({"name":"Ada"})");  // 4 may become 42
+    REQUIRE(reader.feed(R"(2,"langs":["en)"));
+    CHECK(reader.value().to_json() == R"({"name":"Ada","age":42,"langs":["en"]})");
+    REQUIRE(reader.feed(R"(\u00)"));  // half an escape: not shown
+    CHECK(reader.value().to_json() == R"({"name":"Ada","age":42,"langs":["en"]})");
+    REQUIRE(reader.feed(R"(e9"],"ok":tr)"));
+    CHECK(reader.value().to_json() == "{\"name\":\"Ada\",\"age\":42,\"langs\":[\"en\xc3\xa9\"]}");
+    CHECK_FALSE(reader.complete());
+    REQUIRE(reader.feed("ue}"));
+    CHECK(reader.complete());
+    CHECK(reader.finish());
+    CHECK(reader.value().member("ok")->boolean);
+}
+
+TEST_CASE("nesting past 256 is an error, never a crash") {
+    PartialJson reader;
+    CHECK_FALSE(reader.feed(std::string(200000, '[')));
+    CHECK_THAT(reader.error(), Catch::Contains("nested deeper"));
+}
+
+// ---- the final value against its schema ---------------------------------------------
+
+TEST_CASE("the final value is checked: type, required, additionalProperties, items, enum, const") {
+    auto parse = [](const std::string& text) {
+        PartialJson reader;
+        REQUIRE(reader.feed(text));
+        REQUIRE(reader.finish());
+        return reader.value();
+    };
+    CHECK_FALSE(
+        validate_against_schema(parse(R"({"city":"Paris","days":3,"tags":["sun"]})"), kSchema));
+    struct Case {
+        const char* value;
+        const char* pointer;
+        const char* expected;
+    };
+    const std::vector<Case> cases = {
+        {R"({"city":7,"days":3,"tags":[]})", "/city", "type string"},
+        {R"({"city":"P","days":3.5,"tags":[]})", "/days", "type integer"},
+        {R"({"city":"P","tags":[]})", "", "member \"days\" (required)"},
+        {R"({"city":"P","days":1,"tags":[],"x":1})", "/x", "additionalProperties is false"},
+        {R"({"city":"P","days":1,"tags":["snow"]})", "/tags/0", "one of [\"sun\",\"rain\"]"},
+        {R"([1])", "", "type object"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.value);
+        auto bad = validate_against_schema(parse(c.value), kSchema);
+        REQUIRE(bad);
+        CHECK(bad->pointer == c.pointer);
+        CHECK_THAT(bad->expected, Catch::Contains(c.expected));
+    }
+    auto constant =
+        validate_against_schema(parse(R"({"v":2})"), R"({"properties":{"v":{"const":1}}})");
+    REQUIRE(constant);
+    CHECK(constant->message() == "/v: expected the constant 1");
+    CHECK_FALSE(validate_against_schema(
+        parse(R"({"p":{"x":1}})"),
+        R"({"$defs":{"P":{"type":"object","properties":{"x":{"type":"integer"}}}},"properties":{"p":{"$ref":"#/$defs/P"}}})"));
+}
+
+// ---- usage that means the same for every provider -----------------------------------
+
+TEST_CASE("usage means the same for every provider, streamed and not") {
+    auto streamed = [](Provider p, std::vector<nous::http::Event> events) {
+        DeltaParser parser(p);
+        Accumulator acc;
+        std::vector<Delta> deltas;
+        for (const auto& e : events) {
+            deltas.clear();
+            REQUIRE_FALSE(parser.parse(e, deltas));
+            for (const auto& d : deltas) acc.add(d);
+        }
+        return acc.result().usage.value_or(Usage{});
+    };
+    auto event = [](std::string type, std::string data) {
+        nous::http::Event e;
+        e.type = std::move(type);
+        e.data = std::move(data);
+        return e;
+    };
+    SECTION("Anthropic: input counts the cache reads and writes, and they are kept apart") {
+        const Usage u = streamed(
+            Provider::anthropic,
+            {event(
+                 "message_start",
+                 R"({"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200,"output_tokens":1}}})"),
+             event(
+                 "message_delta",
+                 R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":50}})"),
+             event("message_stop", R"({"type":"message_stop"})")});
+        CHECK(u.input_tokens == 1210);
+        CHECK(u.cached_input_tokens == 1000);
+        CHECK(u.cache_write_input_tokens == 200);
+        CHECK(u.output_tokens == 50);
+        auto whole = parse_chat_response(
+            Provider::anthropic,
+            R"({"type":"message","content":[{"type":"text","text":"x"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200,"output_tokens":50,"output_tokens_details":{"thinking_tokens":20}}})");
+        REQUIRE(whole);
+        CHECK(whole->usage->input_tokens == 1210);
+        CHECK(whole->usage->cached_input_tokens == 1000);
+        CHECK(whole->usage->cache_write_input_tokens == 200);
+        CHECK(whole->usage->reasoning_tokens == 20);
+    }
+    SECTION("Gemini: output counts the thoughts") {
+        const std::string chunk =
+            R"({"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":30,"thoughtsTokenCount":70,"cachedContentTokenCount":4}})";
+        const Usage u = streamed(Provider::gemini, {event("message", chunk)});
+        CHECK(u.input_tokens == 12);
+        CHECK(u.output_tokens == 100);
+        CHECK(u.reasoning_tokens == 70);
+        CHECK(u.cached_input_tokens == 4);
+        CHECK(u.cache_write_input_tokens == 0);
+        auto whole = parse_chat_response(Provider::gemini, chunk);
+        REQUIRE(whole);
+        CHECK(whole->usage->output_tokens == 100);
+    }
+    SECTION("OpenAI: as reported (its counts already include cache and reasoning)") {
+        const Usage u = streamed(
+            Provider::openai,
+            {event(
+                "message",
+                R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":40,"prompt_tokens_details":{"cached_tokens":60},"completion_tokens_details":{"reasoning_tokens":10}}})")});
+        CHECK(u.input_tokens == 100);
+        CHECK(u.cached_input_tokens == 60);
+        CHECK(u.output_tokens == 40);
+        CHECK(u.reasoning_tokens == 10);
+        CHECK(u.cache_write_input_tokens == 0);
+    }
+}
+
+// ---- against the mock -----------------------------------------------------------------
+
+namespace {
+
+ChatRequest against(const MockServer& server, Provider p, bool stream) {
+    ChatRequest r = basic(p);
+    r.stream = stream;
+    r.base_url = server.base_url() + (p == Provider::gemini ? "/v1beta" : "/v1");
+    return r;
+}
+
+nous::http::Options quiet() {
+    nous::http::Options o;
+    o.max_retries = 0;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the mock answers a structured request with a value valid against the schema, in "
+    "small deltas, and its faults in every format") {
+    MockServer server;
+    server.start();
+    for (Provider p : kAll) {
+        for (bool stream : {true, false}) {
+            INFO(to_string(p) << (stream ? " streamed" : " whole"));
+            ChatRequest r = against(server, p, stream);
+            r.response_format =
+                ResponseFormat{ResponseFormat::Kind::json_schema, "weather", kSchema, true};
+            int deltas = 0;
+            auto ok = run_chat(r, quiet(), [&](const Delta& d) {
+                deltas += !d.text.empty();
+                return true;
+            });
+            REQUIRE(ok);
+            CHECK_FALSE(ok->output_error);
+            REQUIRE(ok->parsed);
+            CHECK_FALSE(validate_against_schema(*ok->parsed, kSchema));
+            if (stream) CHECK(deltas > 5);  // small deltas
+            CHECK_THAT(to_json(ok.value()), Catch::Contains(R"("parsed":{"city":)"));
+
+            r.headers = {{"x-mock-fault", "schema_violation"}};
+            auto broken = run_chat(r, quiet());
+            REQUIRE(broken);
+            REQUIRE(broken->output_error);
+            CHECK(broken->output_error->kind == OutputError::Kind::schema);
+            CHECK(broken->output_error->pointer == "/city");
+            CHECK_FALSE(broken->text.empty());  // the text is kept
+            CHECK_THAT(to_json(broken.value()), Catch::Contains(R"("parsed":null)"));
+
+            r.headers = {{"x-mock-fault", "refusal"}};
+            auto refused = run_chat(r, quiet());
+            REQUIRE(refused);
+            REQUIRE(refused->output_error);
+            if (p == Provider::gemini) {
+                CHECK(refused->output_error->kind == OutputError::Kind::not_json);
+            } else {
+                CHECK(refused->output_error->kind == OutputError::Kind::refusal);
+                REQUIRE(refused->refusal);
+                CHECK(refused->text.empty());  // a refusal is never text
+            }
+        }
+    }
+}
+
+TEST_CASE("the mock honours tool_choice and stop sequences in every format") {
+    MockServer server;
+    server.start();
+    for (Provider p : kAll) {
+        for (bool stream : {true, false}) {
+            INFO(to_string(p) << (stream ? " streamed" : " whole"));
+            ChatRequest r = against(server, p, stream);
+            r.tools = {ToolSpec{"first", "", R"({"type":"object","properties":{}})"},
+                       ToolSpec{"second", "", R"({"type":"object","properties":{}})"}};
+            r.tool_choice = ToolChoice::from_name("second");
+            auto named = run_chat(r, quiet());
+            REQUIRE(named);
+            REQUIRE(named->tool_calls.size() == 1);
+            CHECK(named->tool_calls[0].name == "second");
+            r.tool_choice = ToolChoice::from_name("none");
+            auto none = run_chat(r, quiet());
+            REQUIRE(none);
+            CHECK(none->tool_calls.empty());
+            r.tool_choice = ToolChoice::from_name("required");
+            auto required = run_chat(r, quiet());
+            REQUIRE(required);
+            REQUIRE(required->tool_calls.size() == 1);
+            CHECK(required->tool_calls[0].name == "first");
+            if (p == Provider::openai_responses) continue;  // no stop sequences there
+            ChatRequest s = against(server, p, stream);
+            s.stop = {" mock"};
+            auto stopped = run_chat(s, quiet());
+            REQUIRE(stopped);
+            CHECK(stopped->text == "Hello from the nous-http");
+            if (p == Provider::anthropic) CHECK(stopped->finish_reason == "stop_sequence");
+        }
+    }
+}

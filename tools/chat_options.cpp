@@ -1,0 +1,77 @@
+// nouscli chat's request options (chat_options.hpp).
+
+#include "chat_options.hpp"
+
+namespace nouscli {
+
+void ChatRequestOptions::add_to(po::options_description& desc) {
+    desc.add_options()("schema", po::value(&schema_file_),
+                       "structured output: FILE holds a JSON Schema object")(
+        "schema-name", po::value(&schema_name_), "the schema's name (default \"response\")")(
+        "no-strict", "strict false (the OpenAI formats); no strict-dialect check")(
+        "json-object", "plain JSON output without a schema (not with --schema)")(
+        "partial", "with --schema or --json-object: one line per delta, the partial value so far")(
+        "tool-choice", po::value(&tool_choice_), "auto|none|required|NAME")(
+        "no-parallel-tool-calls", "at most one tool call a turn")(
+        "stop", po::value(&stop_)->composing(), "a stop sequence (repeatable)")(
+        "temperature", po::value(&temperature_), "sampling temperature")(
+        "top-p", po::value(&top_p_), "nucleus sampling")("seed", po::value(&seed_),
+                                                         "sampling seed")(
+        "extra-body", po::value(&extra_body_),
+        "a JSON object merged into the request body last; @FILE reads a file");
+}
+
+bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatRequest& request,
+                               std::string& error) const {
+    const bool schema = vm.count("schema") > 0, json_object = vm.count("json-object") > 0;
+    if (schema && json_object) {
+        error = "--schema and --json-object cannot both be given";
+        return false;
+    }
+    if (partial_ && !schema && !json_object) {
+        error = "--partial needs --schema or --json-object";
+        return false;
+    }
+    if (schema) {
+        nous::llm::ResponseFormat format;
+        if (!read_data_argument("@" + schema_file_, format.schema, error)) {
+            error = "--schema: " + error;
+            return false;
+        }
+        format.name = schema_name_;
+        format.strict = vm.count("no-strict") == 0;
+        request.response_format = std::move(format);
+    } else if (json_object) {
+        nous::llm::ResponseFormat format;
+        format.kind = nous::llm::ResponseFormat::Kind::json_object;
+        format.strict = false;
+        request.response_format = std::move(format);
+    }
+    if (vm.count("tool-choice")) {
+        if (tool_choice_.empty()) {
+            error = "--tool-choice must be auto, none, required or a tool's name";
+            return false;
+        }
+        request.tool_choice = nous::llm::ToolChoice::from_name(tool_choice_);
+    }
+    if (vm.count("no-parallel-tool-calls")) request.parallel_tool_calls = false;
+    request.stop = stop_;
+    if (vm.count("temperature")) request.temperature = temperature_;
+    if (vm.count("top-p")) request.top_p = top_p_;
+    if (vm.count("seed")) request.seed = seed_;
+    if (vm.count("extra-body")) {
+        std::string body = extra_body_;
+        if (body.empty()) {
+            error = "--extra-body must be a JSON object";
+            return false;
+        }
+        if (!body.empty() && body[0] == '@' && !read_data_argument(extra_body_, body, error)) {
+            error = "--extra-body: " + error;
+            return false;
+        }
+        request.extra_body = std::move(body);
+    }
+    return true;
+}
+
+}  // namespace nouscli
