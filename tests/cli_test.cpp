@@ -892,3 +892,96 @@ TEST_CASE(
         CHECK(r.err.find("nouscli") != std::string::npos);
     }
 }
+
+// ---- structured outputs through nouscli chat (every format) --------------------------
+
+namespace {
+
+std::string schema_file() {
+    const std::string path = "/tmp/nouscli-schema-" + std::to_string(::getpid()) + ".json";
+    std::ofstream(path)
+        << R"({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},)"
+           R"("required":["city","days"],"additionalProperties":false})";
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "nouscli chat --schema: the JSON answer, --partial lines, tool_choice required, the "
+    "schema_violation and refusal faults, for every provider") {
+    ChatEnv env;
+    MockServer server;
+    server.start();
+    const std::string schema = schema_file();
+    for (const std::string provider : {"openai", "openai-responses", "anthropic", "gemini"}) {
+        INFO(provider);
+        const std::vector<std::string> base = {
+            "chat",       "plan",   "--model",    "m",
+            "--provider", provider, "--base-url", base_for(provider, server.base_url())};
+        auto with = [&](std::vector<std::string> more) {
+            std::vector<std::string> all = base;
+            all.insert(all.end(), more.begin(), more.end());
+            return nouscli(all);
+        };
+        auto json = with({"--schema", schema, "--json"});
+        CHECK(json.code == 0);
+        CHECK(json.out.find(R"("parsed":{"city":"mock","days":1})") != std::string::npos);
+        auto partial = with({"--schema", schema, "--partial"});
+        CHECK(partial.code == 0);
+        const auto last_line =
+            partial.out.substr(partial.out.rfind('\n', partial.out.size() - 2) + 1);
+        CHECK(last_line == "{\"city\":\"mock\",\"days\":1}\n");
+        CHECK(std::count(partial.out.begin(), partial.out.end(), '\n') >= 3);  // delta by delta
+        auto broken = with({"--schema", schema, "-H", "x-mock-fault: schema_violation"});
+        CHECK(broken.code == 7);
+        CHECK(broken.err.find("/city: expected type string") != std::string::npos);
+        CHECK(broken.out.find("\"city\":42") != std::string::npos);  // the text is kept
+        auto refused = with({"--schema", schema, "-H", "x-mock-fault: refusal"});
+        CHECK(refused.code == 7);
+        CHECK(refused.err.find(provider == "gemini" ? "not JSON" : "refusal: ") !=
+              std::string::npos);
+        const std::string tools = "/tmp/nouscli-tools-" + std::to_string(::getpid()) + ".json";
+        std::ofstream(tools)
+            << R"([{"name":"get_weather","parameters":{"type":"object","properties":{}}}])";
+        auto tool = with({"--tools", tools, "--tool-choice", "required", "--json"});
+        CHECK(tool.code == 0);
+        CHECK(tool.out.find(R"("name":"get_weather")") != std::string::npos);
+        std::remove(tools.c_str());
+    }
+    std::remove(schema.c_str());
+}
+
+TEST_CASE(
+    "nouscli chat: a field or schema the provider would refuse exits 2 before any "
+    "connection") {
+    ChatEnv env;
+    const std::string schema = schema_file();
+    const std::string loose = "/tmp/nouscli-loose-" + std::to_string(::getpid()) + ".json";
+    std::ofstream(loose)
+        << R"({"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{}}}},"required":["items"],"additionalProperties":false})";
+    // Port 9 (discard) on loopback: nothing listens, and nothing may be tried.
+    const std::string nowhere = "http://127.0.0.1:9/v1";
+    auto seed = nouscli({"chat", "hi", "--model", "m", "--provider", "anthropic", "--base-url",
+                         nowhere, "--seed", "1"});
+    CHECK(seed.code == 2);
+    CHECK(seed.err.find("seed is not supported by anthropic") != std::string::npos);
+    auto plain = nouscli({"chat", "hi", "--model", "m", "--provider", "anthropic", "--base-url",
+                          nowhere, "--json-object"});
+    CHECK(plain.code == 2);
+    auto strict = nouscli({"chat", "hi", "--model", "m", "--base-url", nowhere, "--schema", loose});
+    CHECK(strict.code == 2);
+    CHECK(strict.err.find("/properties/items/items: additionalProperties must be false") !=
+          std::string::npos);
+    auto both = nouscli(
+        {"chat", "hi", "--model", "m", "--base-url", nowhere, "--schema", schema, "--json-object"});
+    CHECK(both.code == 2);
+    auto partial_alone =
+        nouscli({"chat", "hi", "--model", "m", "--base-url", nowhere, "--partial"});
+    CHECK(partial_alone.code == 2);
+    auto extra =
+        nouscli({"chat", "hi", "--model", "m", "--base-url", nowhere, "--extra-body", "[1]"});
+    CHECK(extra.code == 2);
+    std::remove(schema.c_str());
+    std::remove(loose.c_str());
+}

@@ -6,6 +6,7 @@
 
 #include "nous/llm/partial_json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -211,7 +212,7 @@ struct PartialJson::State {
             if (top->type == JsonValue::Type::array) {
                 v = &top->elements.emplace_back();
             } else {
-                v = &top->members.emplace_back(std::move(key), JsonValue()).second;
+                v = &top->members.emplace_back(JsonMember{std::move(key), JsonValue()}).second;
                 key.clear();
             }
         }
@@ -322,10 +323,12 @@ struct PartialJson::State {
                 if (c == '"' || c == '\\' || c < 0x20) break;
                 ++p;
             }
+            std::size_t fresh = 0;  ///< bytes this run adds, held ones included
             if (p != run) {
                 if (high)
                     return fail(static_cast<std::size_t>(run - begin),
                                 "a high surrogate without its low half");
+                fresh = utf8_hold.size() + static_cast<std::size_t>(p - run);
                 if (!utf8_hold.empty()) {
                     *target += utf8_hold;
                     utf8_hold.clear();
@@ -333,8 +336,10 @@ struct PartialJson::State {
                 target->append(run, static_cast<std::size_t>(p - run));
             }
             if (p == end) {
-                // The delta ends inside the string: hold back half a character.
-                if (const std::size_t tail = incomplete_utf8_tail(*target)) {
+                // The delta ends inside the string: hold back half a character
+                // (of this run's bytes only: what a partial value showed stays).
+                const std::size_t tail = std::min(incomplete_utf8_tail(*target), fresh);
+                if (tail) {
                     utf8_hold.assign(*target, target->size() - tail, tail);
                     target->resize(target->size() - tail);
                 }

@@ -3,6 +3,8 @@
 // (numbers by value), whole and in pieces; and every partial value on the
 // way only ever grows.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -21,7 +23,13 @@ bool same(const JsonValue& a, const rapidjson::Value& b) {
         case JsonValue::Type::boolean:
             return b.IsBool() && b.GetBool() == a.boolean;
         case JsonValue::Type::number:
-            return b.IsNumber() && std::strtod(a.number.c_str(), nullptr) == b.GetDouble();
+            // RapidJSON's default number reading may be a few ulps off the
+            // nearest double (no full-precision flag): equal within 1e-12.
+            if (!b.IsNumber()) return false;
+            {
+                const double x = std::strtod(a.number.c_str(), nullptr), y = b.GetDouble();
+                return x == y || std::fabs(x - y) <= 1e-12 * std::max(std::fabs(x), std::fabs(y));
+            }
         case JsonValue::Type::string:
             return b.IsString() && a.string == std::string(b.GetString(), b.GetStringLength());
         case JsonValue::Type::array:
@@ -79,7 +87,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t opens = 0;
     for (char c : text) opens += c == '[' || c == '{';
     if (opens > 200) return 0;
+    // RapidJSON reads a NUL byte as the end of the text (its streams'
+    // end marker) where we refuse it: a difference of the reference's, left out.
+    if (text.find('\0') != std::string::npos) return 0;
+    // Nor does it read a text starting with 0xEF, 0xBB or 0xBF as we do: its
+    // stream skips each of a UTF-8 byte order mark's bytes on its own.
+    if (!text.empty()) {
+        const auto first = static_cast<unsigned char>(text[0]);
+        if (first == 0xEF || first == 0xBB || first == 0xBF) return 0;
+    }
     auto doc = nous::http::parse_json(text);
+    // RapidJSON refuses an exponent past 308 even on a zero ("0e400"): we
+    // refuse only a number that is infinite as a double.
+    if (!doc && ok && doc.error().message.find("Number too big") != std::string::npos) return 0;
     nous::fuzz::require(static_cast<bool>(doc) == ok);
     if (ok) nous::fuzz::require(same(whole.value(), *doc.value()));
     return 0;

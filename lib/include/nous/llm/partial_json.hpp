@@ -10,10 +10,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace nous::llm {
+
+struct JsonMember;
 
 /// A JSON value of our own (no parser's type in the API).
 struct JsonValue {
@@ -23,13 +24,19 @@ struct JsonValue {
     /// A number as it was written (exact: no rounding through a double).
     std::string number;
     std::string string;
-    std::vector<JsonValue> elements;                         ///< Type::array
-    std::vector<std::pair<std::string, JsonValue>> members;  ///< Type::object, in order
+    std::vector<JsonValue> elements;  ///< Type::array
+    std::vector<JsonMember> members;  ///< Type::object, in order
 
     /// The member named `key` (the first, if repeated), or nullptr.
     const JsonValue* member(std::string_view key) const noexcept;
     /// Compact JSON text.
     std::string to_json() const;
+};
+
+/// An object's member: its name and its value.
+struct JsonMember {
+    std::string first;  ///< the name
+    JsonValue second;   ///< the value
 };
 
 /// An incremental JSON reader. Partial values follow these rules: members
