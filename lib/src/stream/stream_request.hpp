@@ -32,7 +32,7 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
 /// members it touches at every token: every read lands at the buffer's
 /// start, so those lines follow the source's own, in one allocation with
 /// them (an allocation of its own, as it was, could land anywhere in the
-/// heap). docs/BENCHMARKS.md "The HTTP layer apart" has what it changed.
+/// heap).
 struct StreamReadBuffer {
     char bytes[limits::read_buffer_bytes];  // not initialised: a read fills it
 };
