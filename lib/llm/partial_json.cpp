@@ -14,81 +14,7 @@
 
 namespace nous::llm {
 
-const JsonValue* JsonValue::member(std::string_view key) const noexcept {
-    for (const auto& m : members)
-        if (m.first == key) return &m.second;
-    return nullptr;
-}
-
 namespace {
-
-void append_json_string(std::string& out, std::string_view s) {
-    out += '"';
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (c < 0x20) {
-                    static const char* hex = "0123456789abcdef";
-                    out += "\\u00";
-                    out += hex[c >> 4];
-                    out += hex[c & 15];
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
-    }
-    out += '"';
-}
-
-void write_value(std::string& out, const JsonValue& v) {
-    switch (v.type) {
-        case JsonValue::Type::null:
-            out += "null";
-            return;
-        case JsonValue::Type::boolean:
-            out += v.boolean ? "true" : "false";
-            return;
-        case JsonValue::Type::number:
-            out += v.number;
-            return;
-        case JsonValue::Type::string:
-            append_json_string(out, v.string);
-            return;
-        case JsonValue::Type::array:
-            out += '[';
-            for (std::size_t i = 0; i < v.elements.size(); ++i) {
-                if (i) out += ',';
-                write_value(out, v.elements[i]);
-            }
-            out += ']';
-            return;
-        case JsonValue::Type::object:
-            out += '{';
-            for (std::size_t i = 0; i < v.members.size(); ++i) {
-                if (i) out += ',';
-                append_json_string(out, v.members[i].first);
-                out += ':';
-                write_value(out, v.members[i].second);
-            }
-            out += '}';
-            return;
-    }
-}
 
 /// JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 bool is_json_number(std::string_view s) {
@@ -156,12 +82,6 @@ int hex_value(char c) {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 }  // namespace
-
-std::string JsonValue::to_json() const {
-    std::string out;
-    write_value(out, *this);
-    return out;
-}
 
 struct PartialJson::State {
     enum class Expect {

@@ -21,6 +21,7 @@
 #include <system_error>
 #include <thread>
 
+#include "bench_bodies.hpp"
 #include "chat_requests.hpp"
 #include "faults.hpp"
 #include "provider_formats.hpp"
@@ -36,28 +37,6 @@ std::optional<std::string> MockRequest::header(const std::string& lower_name) co
 
 namespace {
 
-std::string filler_json(std::size_t total, const char* kind) {
-    // {"object":"<kind>","data":"xxxx..."} padded to exactly `total` bytes.
-    std::string head = std::string("{\"object\":\"") + kind + "\",\"data\":\"";
-    std::string tail = "\"}";
-    std::string out = head;
-    std::size_t pad = total - head.size() - tail.size();
-    out.reserve(total);
-    for (std::size_t i = 0; i < pad; ++i) out += static_cast<char>('a' + (i % 26));
-    out += tail;
-    return out;
-}
-
-std::string chunk_event(std::string_view content) {
-    std::string e =
-        "data: "
-        "{\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
-        "\"model\":\"mock-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
-    e += content;
-    e += "\"},\"finish_reason\":null}]}\n\n";
-    return e;
-}
-
 /// Between two keep-alives of a quiet stream (the faults keepalive_only and slow_first_token).
 constexpr std::chrono::milliseconds kKeepaliveGap(50);
 
@@ -67,16 +46,6 @@ bool peer_gone(int fd) {
     if (::poll(&p, 1, 0) <= 0) return false;
     char byte;
     return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-}
-
-const std::string& small_body_ref() {
-    static const std::string body = filler_json(1024, "small");
-    return body;
-}
-
-const std::string& large_body_ref() {
-    static const std::string body = filler_json(256 * 1024, "large");
-    return body;
 }
 
 }  // namespace
@@ -248,60 +217,6 @@ struct MockServer::Impl {
         return out.empty() || mock::send_all(fd, out);
     }
 
-    /// 1,000 chunks of 1,000 bytes (Finch's body-accumulation case), framed in one write.
-    bool chunked_1m(int fd) {
-        static const std::string body = [] {
-            std::string out =
-                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                "Transfer-Encoding: chunked\r\n\r\n";
-            const std::string data(1000, 'c');
-            for (int i = 0; i < 1000; ++i) out += "3e8\r\n" + data + "\r\n";
-            return out + "0\r\n\r\n";
-        }();
-        return mock::send_all(fd, body);
-    }
-
-    bool firehose(int fd) {
-        std::string head =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
-            "chunked\r\n\r\n";
-        if (!mock::send_all(fd, head)) return false;
-        std::uint64_t sent = 0;
-        std::uint64_t token = 0;
-        std::string batch;
-        while (sent < options.firehose_bytes && !stopping) {
-            batch.clear();
-            while (batch.size() < 64 * 1024) {
-                char word[16];
-                std::snprintf(word, sizeof word, "tok%07llu ",
-                              static_cast<unsigned long long>(token++));
-                batch += chunk_event(word);
-            }
-            if (!mock::write_chunk(fd, batch)) return false;
-            sent += batch.size();
-        }
-        return mock::write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
-    }
-
-    /// The small-event firehose: firehose_bytes of one 49-byte OpenAI-style
-    /// event over and over (the per-event path's worst case), then [DONE].
-    bool small_events(int fd) {
-        static const std::string batch = [] {
-            const std::string event = "data: {\"choices\":[{\"delta\":{\"content\":\"tok\"}}]}\n\n";
-            std::string out;
-            while (out.size() + event.size() <= 64 * 1024) out += event;
-            return out;
-        }();
-        const std::string head =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
-            "chunked\r\n\r\n";
-        if (!mock::send_all(fd, head)) return false;
-        for (std::uint64_t sent = 0; sent < options.firehose_bytes && !stopping;
-             sent += batch.size())
-            if (!mock::write_chunk(fd, batch)) return false;
-        return mock::write_chunk(fd, "data: [DONE]\n\n", /*last=*/true);
-    }
-
     /// Answers a chat request: streamed, or whole after as long as generating
     /// it would take; or fails as its x-mock-fault header asks.
     bool answer_chat(int fd, const mock::ChatRoute& route, const MockRequest& request) {
@@ -383,15 +298,15 @@ struct MockServer::Impl {
                     R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";
                 ok = write_response(fd, response);
             } else if (route == "/small") {
-                ok = write_response(fd, 200, {}, small_body_ref());
+                ok = write_response(fd, 200, {}, mock::small_body());
             } else if (route == "/large") {
-                ok = write_response(fd, 200, {}, large_body_ref());
+                ok = write_response(fd, 200, {}, mock::large_body());
             } else if (route == "/chunked1m") {
-                ok = chunked_1m(fd);
+                ok = mock::send_chunked_1m(fd);
             } else if (route == "/sse100m") {
-                ok = firehose(fd);
+                ok = mock::send_firehose(fd, options.firehose_bytes, stopping);
             } else if (route == "/sse49") {
-                ok = small_events(fd);
+                ok = mock::send_small_events(fd, options.firehose_bytes, stopping);
             } else if (route == "/echo") {
                 response.body = request.body;
                 if (auto t = request.header("content-type"))
@@ -488,7 +403,7 @@ MockRequest MockServer::last_request() const {
     return impl_->last;
 }
 
-std::string MockServer::small_body() { return std::string(small_body_ref()); }
-std::string MockServer::large_body() { return std::string(large_body_ref()); }
+std::string MockServer::small_body() { return std::string(mock::small_body()); }
+std::string MockServer::large_body() { return std::string(mock::large_body()); }
 
 }  // namespace nous::http

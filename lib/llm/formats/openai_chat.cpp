@@ -58,41 +58,11 @@ void openai_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
         w.Key("stop");
         string_array(w, r.stop);
     }
-    if (r.tool_choice) {
-        w.Key("tool_choice");
-        if (r.tool_choice->mode == ToolChoice::Mode::named) {
-            w.StartObject();
-            key_string(w, "type", "function");
-            w.Key("function");
-            w.StartObject();
-            key_string(w, "name", r.tool_choice->name);
-            w.EndObject();
-            w.EndObject();
-        } else {
-            string(w, tool_choice_word(r.tool_choice->mode));
-        }
-    }
-    if (r.parallel_tool_calls) {
-        w.Key("parallel_tool_calls");
-        w.Bool(*r.parallel_tool_calls);
-    }
+    // The two OpenAI formats spell these alike but for where a name goes.
+    write_openai_tool_choice(w, r, OpenAIShape::chat);
     if (r.response_format) {
         w.Key("response_format");
-        w.StartObject();
-        if (r.response_format->kind == ResponseFormat::Kind::json_object) {
-            key_string(w, "type", "json_object");
-        } else {
-            key_string(w, "type", "json_schema");
-            w.Key("json_schema");
-            w.StartObject();
-            key_string(w, "name", r.response_format->name);
-            w.Key("schema");
-            raw_json(w, *parsed.response_schema);
-            w.Key("strict");
-            w.Bool(r.response_format->strict);
-            w.EndObject();
-        }
-        w.EndObject();
+        write_openai_format(w, *r.response_format, parsed, OpenAIShape::chat);
     }
     if (!r.tools.empty()) {
         w.Key("tools");

@@ -143,37 +143,12 @@ void responses_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) 
         w.Key("top_p");
         w.Double(*r.top_p);
     }
-    if (r.tool_choice) {
-        w.Key("tool_choice");
-        if (r.tool_choice->mode == ToolChoice::Mode::named) {
-            w.StartObject();
-            key_string(w, "type", "function");
-            key_string(w, "name", r.tool_choice->name);
-            w.EndObject();
-        } else {
-            string(w, tool_choice_word(r.tool_choice->mode));
-        }
-    }
-    if (r.parallel_tool_calls) {
-        w.Key("parallel_tool_calls");
-        w.Bool(*r.parallel_tool_calls);
-    }
+    write_openai_tool_choice(w, r, OpenAIShape::responses);
     if (r.response_format) {
         w.Key("text");
         w.StartObject();
         w.Key("format");
-        w.StartObject();
-        if (r.response_format->kind == ResponseFormat::Kind::json_object) {
-            key_string(w, "type", "json_object");
-        } else {
-            key_string(w, "type", "json_schema");
-            key_string(w, "name", r.response_format->name);
-            w.Key("schema");
-            raw_json(w, *parsed.response_schema);
-            w.Key("strict");
-            w.Bool(r.response_format->strict);
-        }
-        w.EndObject();
+        write_openai_format(w, *r.response_format, parsed, OpenAIShape::responses);
         w.EndObject();
     }
     if (!r.tools.empty()) {

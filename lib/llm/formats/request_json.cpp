@@ -125,6 +125,50 @@ std::string_view tool_choice_word(ToolChoice::Mode mode) {
     return "auto";
 }
 
+void write_openai_tool_choice(Writer& w, const ChatRequest& r, OpenAIShape shape) {
+    if (r.tool_choice) {
+        w.Key("tool_choice");
+        if (r.tool_choice->mode == ToolChoice::Mode::named) {
+            w.StartObject();
+            key_string(w, "type", "function");
+            if (shape == OpenAIShape::chat) {
+                w.Key("function");
+                w.StartObject();
+            }
+            key_string(w, "name", r.tool_choice->name);
+            if (shape == OpenAIShape::chat) w.EndObject();
+            w.EndObject();
+        } else {
+            string(w, tool_choice_word(r.tool_choice->mode));
+        }
+    }
+    if (r.parallel_tool_calls) {
+        w.Key("parallel_tool_calls");
+        w.Bool(*r.parallel_tool_calls);
+    }
+}
+
+void write_openai_format(Writer& w, const ResponseFormat& format, const RequestJson& parsed,
+                         OpenAIShape shape) {
+    w.StartObject();
+    if (format.kind == ResponseFormat::Kind::json_object) {
+        key_string(w, "type", "json_object");
+    } else {
+        key_string(w, "type", "json_schema");
+        if (shape == OpenAIShape::chat) {
+            w.Key("json_schema");
+            w.StartObject();
+        }
+        key_string(w, "name", format.name);
+        w.Key("schema");
+        raw_json(w, *parsed.response_schema);
+        w.Key("strict");
+        w.Bool(format.strict);
+        if (shape == OpenAIShape::chat) w.EndObject();
+    }
+    w.EndObject();
+}
+
 std::optional<Error> openai_schema_check(const ChatRequest& request, const RequestJson& parsed,
                                          const WireFormat& format) {
     if (!request.response_format || !parsed.response_schema || !request.response_format->strict)

@@ -39,6 +39,15 @@ Error schema_refused(const std::string& why, const WireFormat& format);
 
 /// "auto", "none", "required" (the OpenAI formats' words; not for named).
 std::string_view tool_choice_word(ToolChoice::Mode mode);
+/// Where the two OpenAI formats differ in spelling the same field: a named
+/// tool's name and a schema's name sit in a nested object (chat
+/// completions: `function`, `json_schema`) or beside `type` (Responses).
+enum class OpenAIShape { chat, responses };
+/// `tool_choice` and `parallel_tool_calls`, when the request sets them.
+void write_openai_tool_choice(Writer& w, const ChatRequest& r, OpenAIShape shape);
+/// A response format's object: {"type":"json_object"} or the json_schema one.
+void write_openai_format(Writer& w, const ResponseFormat& format, const RequestJson& parsed,
+                         OpenAIShape shape);
 /// Both OpenAI formats: in strict mode the schema's dialect is checked.
 std::optional<Error> openai_schema_check(const ChatRequest& request, const RequestJson& parsed,
                                          const WireFormat& format);
