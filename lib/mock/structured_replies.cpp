@@ -11,65 +11,20 @@
 #include <algorithm>
 #include <string_view>
 
+#include "replies/reply_format.hpp"
+#include "replies/request_fields.hpp"
+
 namespace nous::http::mock {
 
 namespace {
 
 using rapidjson::Value;
 
-const Value* find(const Value& v, const char* name) {
-    if (!v.IsObject()) return nullptr;
-    auto it = v.FindMember(name);
-    return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string string_at(const Value* v) {
-    return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
 std::string compact(const Value& v) {
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     v.Accept(w);
     return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-/// Where the request's structured-output schema is, in its provider's field;
-/// `object_mode` when it asks for JSON without a schema.
-const Value* requested_schema(Format format, const Value& doc, bool& object_mode) {
-    object_mode = false;
-    const Value* holder = nullptr;
-    switch (format) {
-        case Format::openai:
-            if (const Value* rf = find(doc, "response_format")) {
-                const std::string type = string_at(find(*rf, "type"));
-                if (type == "json_object") object_mode = true;
-                if (type == "json_schema")
-                    if (const Value* js = find(*rf, "json_schema")) holder = find(*js, "schema");
-            }
-            return holder;
-        case Format::responses:
-            if (const Value* text = find(doc, "text"))
-                if (const Value* f = find(*text, "format")) {
-                    const std::string type = string_at(find(*f, "type"));
-                    if (type == "json_object") object_mode = true;
-                    if (type == "json_schema") holder = find(*f, "schema");
-                }
-            return holder;
-        case Format::anthropic:
-            if (const Value* oc = find(doc, "output_config"))
-                if (const Value* f = find(*oc, "format")) holder = find(*f, "schema");
-            return holder;
-        case Format::gemini:
-            if (const Value* gc = find(doc, "generationConfig")) {
-                holder = find(*gc, "responseJsonSchema");
-                if (!holder) holder = find(*gc, "responseSchema");
-                if (!holder && string_at(find(*gc, "responseMimeType")) == "application/json")
-                    object_mode = true;
-            }
-            return holder;
-    }
-    return nullptr;
 }
 
 /// A value valid against `schema` (the keywords the providers' dialects
@@ -177,61 +132,6 @@ std::vector<std::string> in_pieces(const std::string& text) {
     return pieces;
 }
 
-/// tool_choice in the provider's words: the tool to call ("" for none);
-/// nullopt when the request leaves it to the mock (the first tool offered).
-std::optional<std::string> chosen_tool(Format format, const Value& doc, const std::string& first) {
-    switch (format) {
-        case Format::openai:
-        case Format::responses: {
-            const Value* choice = find(doc, "tool_choice");
-            if (!choice) return std::nullopt;
-            if (choice->IsString()) {
-                const std::string word = choice->GetString();
-                if (word == "none") return std::string();
-                return word == "required" ? std::optional<std::string>(first) : std::nullopt;
-            }
-            if (const Value* fn = find(*choice, "function")) return string_at(find(*fn, "name"));
-            return string_at(find(*choice, "name"));
-        }
-        case Format::anthropic: {
-            const Value* choice = find(doc, "tool_choice");
-            if (!choice) return std::nullopt;
-            const std::string type = string_at(find(*choice, "type"));
-            if (type == "none") return std::string();
-            if (type == "any") return first;
-            if (type == "tool") return string_at(find(*choice, "name"));
-            return std::nullopt;
-        }
-        case Format::gemini: {
-            const Value* config = find(doc, "toolConfig");
-            const Value* calling = config ? find(*config, "functionCallingConfig") : nullptr;
-            if (!calling) return std::nullopt;
-            const std::string mode = string_at(find(*calling, "mode"));
-            if (mode == "NONE") return std::string();
-            if (mode != "ANY") return std::nullopt;
-            if (const Value* allowed = find(*calling, "allowedFunctionNames");
-                allowed && allowed->IsArray() && !allowed->Empty())
-                return string_at(&(*allowed)[0]);
-            return first;
-        }
-    }
-    return std::nullopt;
-}
-
-std::vector<std::string> stop_sequences(Format format, const Value& doc) {
-    const Value* list = nullptr;
-    if (format == Format::openai) list = find(doc, "stop");
-    if (format == Format::anthropic) list = find(doc, "stop_sequences");
-    if (format == Format::gemini)
-        if (const Value* gc = find(doc, "generationConfig")) list = find(*gc, "stopSequences");
-    std::vector<std::string> out;
-    if (list && list->IsString()) out.push_back(list->GetString());
-    if (list && list->IsArray())
-        for (const Value& s : list->GetArray())
-            if (s.IsString() && s.GetStringLength() > 0) out.push_back(s.GetString());
-    return out;
-}
-
 /// The reply's text cut before the earliest stop sequence, if one occurs.
 void cut_at_stop(const std::vector<std::string>& stops, Reply& reply) {
     if (stops.empty()) return;
@@ -263,15 +163,16 @@ void cut_at_stop(const std::vector<std::string>& stops, Reply& reply) {
 }  // namespace
 
 void shape_reply(Format format, const Value& doc, Fault fault, Reply& reply) {
-    const auto tool = chosen_tool(format, doc, reply.tool_name);
+    const ReplyFormat& replies = reply_format(format);
+    const auto tool = replies.chosen_tool(doc, reply.tool_name);
     if (tool) reply.tool_name = *tool;
     const bool forced_tool = tool && !tool->empty();  // required or named: that call
     bool object_mode = false;
-    const Value* schema = requested_schema(format, doc, object_mode);
+    const Value* schema = replies.requested_schema(doc, object_mode);
     if (fault == Fault::refusal) {
         reply.tool_name.clear();
-        if (format == Format::gemini) {
-            // Gemini has no refusal field: the model's words are the text.
+        if (!replies.has_refusal()) {
+            // No refusal field (Gemini): the model's words are the text.
             reply.pieces = in_pieces("I can't help with that.");
         } else {
             reply.refusal = true;
@@ -293,7 +194,7 @@ void shape_reply(Format format, const Value& doc, Fault fault, Reply& reply) {
         reply.tool_name.clear();  // the answer is the structured value
         return;
     }
-    cut_at_stop(stop_sequences(format, doc), reply);
+    cut_at_stop(replies.stop_sequences(doc), reply);
 }
 
 }  // namespace nous::http::mock

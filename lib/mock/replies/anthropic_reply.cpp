@@ -2,6 +2,7 @@
 // tool_use), a ping, message_delta with the usage, message_stop.
 
 #include "replies/reply_format.hpp"
+#include "replies/request_fields.hpp"
 
 namespace nous::http::mock {
 
@@ -91,6 +92,26 @@ class AnthropicReply final : public ReplyFormat {
         (void)at;
         (void)token;
         out = "event: content_block_delta\ndata: " + token_head + text + "}}\n\n";
+    }
+
+    const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
+                                             bool& object_mode) const override {
+        object_mode = false;  // Anthropic has no plain JSON mode
+        const rapidjson::Value* config = find(doc, "output_config");
+        const rapidjson::Value* format = config ? find(*config, "format") : nullptr;
+        return format ? find(*format, "schema") : nullptr;
+    }
+    std::optional<std::string> chosen_tool(const rapidjson::Value& doc,
+                                           const std::string& first) const override {
+        const rapidjson::Value* choice = find(doc, "tool_choice");
+        const std::string type = choice ? string_at(find(*choice, "type")) : std::string();
+        if (type == "none") return std::string();
+        if (type == "any") return first;
+        if (type == "tool") return string_at(find(*choice, "name"));
+        return std::nullopt;
+    }
+    std::vector<std::string> stop_sequences(const rapidjson::Value& doc) const override {
+        return strings_at(find(doc, "stop_sequences"));
     }
 
     void whole(const Reply& r, WholeBody& body) const override {

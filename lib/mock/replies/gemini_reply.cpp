@@ -2,6 +2,7 @@
 // last with its finishReason and usageMetadata.
 
 #include "replies/reply_format.hpp"
+#include "replies/request_fields.hpp"
 
 namespace nous::http::mock {
 
@@ -55,6 +56,31 @@ class GeminiReply final : public ReplyFormat {
         out = "data: " + token_head + text + R"(}],"role":"model"},"index":0}],"modelVersion":)" +
               json_string(r.model) + "}\n\n";
     }
+
+    const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
+                                             bool& object_mode) const override {
+        const rapidjson::Value* config = find(doc, "generationConfig");
+        const rapidjson::Value* schema = config ? find(*config, "responseJsonSchema") : nullptr;
+        if (!schema && config) schema = find(*config, "responseSchema");
+        object_mode =
+            !schema && config && string_at(find(*config, "responseMimeType")) == "application/json";
+        return schema;
+    }
+    std::optional<std::string> chosen_tool(const rapidjson::Value& doc,
+                                           const std::string& first) const override {
+        const rapidjson::Value* config = find(doc, "toolConfig");
+        const rapidjson::Value* calling = config ? find(*config, "functionCallingConfig") : nullptr;
+        const std::string mode = calling ? string_at(find(*calling, "mode")) : std::string();
+        if (mode == "NONE") return std::string();
+        if (mode != "ANY") return std::nullopt;
+        const auto allowed = strings_at(find(*calling, "allowedFunctionNames"));
+        return allowed.empty() ? first : allowed.front();
+    }
+    std::vector<std::string> stop_sequences(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* config = find(doc, "generationConfig");
+        return config ? strings_at(find(*config, "stopSequences")) : std::vector<std::string>();
+    }
+    bool has_refusal() const override { return false; }  // no refusal field
 
     void whole(const Reply& r, WholeBody& body) const override {
         body.head = R"({"candidates":[{"content":{"parts":[)" +

@@ -2,6 +2,7 @@
 // finish_reason, the usage chunk when asked, then [DONE].
 
 #include "replies/reply_format.hpp"
+#include "replies/request_fields.hpp"
 
 namespace nous::http::mock {
 
@@ -59,6 +60,23 @@ class OpenAIReply final : public ReplyFormat {
         out = "data: " + token_head +
               (token == 0 ? R"({"role":"assistant","content":)" : R"({"content":)") + text +
               R"(},"finish_reason":null}]})" + "\n\n";
+    }
+
+    const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
+                                             bool& object_mode) const override {
+        const rapidjson::Value* format = find(doc, "response_format");
+        const std::string type = format ? string_at(find(*format, "type")) : std::string();
+        object_mode = type == "json_object";
+        const rapidjson::Value* spec =
+            type == "json_schema" ? find(*format, "json_schema") : nullptr;
+        return spec ? find(*spec, "schema") : nullptr;
+    }
+    std::optional<std::string> chosen_tool(const rapidjson::Value& doc,
+                                           const std::string& first) const override {
+        return openai_tool_choice(doc, first);
+    }
+    std::vector<std::string> stop_sequences(const rapidjson::Value& doc) const override {
+        return strings_at(find(doc, "stop"));
     }
 
     void whole(const Reply& r, WholeBody& body) const override {

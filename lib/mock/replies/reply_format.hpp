@@ -4,7 +4,10 @@
 // event, and the table of the formats (replies/*.cpp), each of which writes
 // its provider's stream events and whole body.
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,19 @@ class ReplyFormat {
                              std::string& out) const = 0;
     /// A whole reply's head and tail, around the text of its tokens.
     virtual void whole(const Reply& r, WholeBody& body) const = 0;
+
+    // What a request asks, in the provider's fields (structured_replies.cpp).
+    /// The schema of a structured answer, or nullptr; `object_mode` when
+    /// the request asks for JSON without one.
+    virtual const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
+                                                     bool& object_mode) const = 0;
+    /// The tool its tool_choice names ("" for none; `first` when any tool is
+    /// required); nullopt when it leaves the choice to the mock.
+    virtual std::optional<std::string> chosen_tool(const rapidjson::Value& doc,
+                                                   const std::string& first) const = 0;
+    virtual std::vector<std::string> stop_sequences(const rapidjson::Value& doc) const = 0;
+    /// Whether the provider has a refusal of its own; else a refusal is text.
+    virtual bool has_refusal() const { return true; }
 };
 
 const ReplyFormat& reply_format(Format format) noexcept;

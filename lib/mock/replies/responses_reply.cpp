@@ -2,6 +2,7 @@
 // output items, response.completed with the whole response.
 
 #include "replies/reply_format.hpp"
+#include "replies/request_fields.hpp"
 
 namespace nous::http::mock {
 
@@ -156,6 +157,22 @@ class ResponsesReply final : public ReplyFormat {
         (void)token;
         out = "event: response.output_text.delta\ndata: " + token_head + std::to_string(at) +
               R"(,"delta":)" + text + "}\n\n";
+    }
+
+    const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
+                                             bool& object_mode) const override {
+        const rapidjson::Value* text = find(doc, "text");
+        const rapidjson::Value* format = text ? find(*text, "format") : nullptr;
+        const std::string type = format ? string_at(find(*format, "type")) : std::string();
+        object_mode = type == "json_object";
+        return type == "json_schema" ? find(*format, "schema") : nullptr;
+    }
+    std::optional<std::string> chosen_tool(const rapidjson::Value& doc,
+                                           const std::string& first) const override {
+        return openai_tool_choice(doc, first);
+    }
+    std::vector<std::string> stop_sequences(const rapidjson::Value&) const override {
+        return {};  // the Responses API has none
     }
 
     void whole(const Reply& r, WholeBody& body) const override {
