@@ -44,3 +44,16 @@ echo "\$ nouscli chat 'Say hello' --provider anthropic --base-url $base/v1 --mod
 echo "\$ nouscli chat 'Say hello' --base-url $base/v1 --model mock-1 -H 'x-mock-fault: midstream_error'"
 "$nouscli" chat 'Say hello' --base-url "$base/v1" --model mock-1 -H 'x-mock-fault: midstream_error' ||
   echo "(exit $?: the error arrived inside the stream, after the text)"
+echo
+echo "# structured output: a JSON Schema, the answer's value after each delta, and a strict-mode check"
+schema=$(mktemp)
+trap 'kill "$server" 2>/dev/null || true; rm -f "$log" "$schema"' EXIT
+printf '%s' '{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"],"additionalProperties":false}' >"$schema"
+echo "\$ nouscli chat 'Plan a trip' --base-url $base/v1 --model mock-1 --schema $schema --partial"
+"$nouscli" chat 'Plan a trip' --base-url "$base/v1" --model mock-1 --schema "$schema" --partial
+echo "\$ nouscli chat 'Plan a trip' --provider gemini --base-url $base/v1beta --model mock-1 --schema $schema --json"
+"$nouscli" chat 'Plan a trip' --provider gemini --base-url "$base/v1beta" --model mock-1 --schema "$schema" --json
+printf '%s' '{"type":"object","properties":{"city":{"type":"string"}}}' >"$schema"
+echo "\$ nouscli chat 'Plan a trip' --base-url $base/v1 --model mock-1 --schema (no additionalProperties)"
+"$nouscli" chat 'Plan a trip' --base-url "$base/v1" --model mock-1 --schema "$schema" ||
+  echo "(exit $?: refused before any connection, naming the node and the rule)"
