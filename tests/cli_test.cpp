@@ -339,12 +339,14 @@ TEST_CASE("nouscli --stream: while stdout is not read, the window holds and memo
     Firehose firehose(256ull << 20);
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
+    // Built before fork(): the child of a process with threads may not
+    // allocate (under ASan it hung on the allocator's lock, held at the fork).
+    const std::string url = firehose.server.url();
     pid_t pid = ::fork();
     if (pid == 0) {
         ::dup2(pipe_fds[1], 1);
         ::close(pipe_fds[0]);
-        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream",
-                (char*)nullptr);
+        ::execl(NOUSCLI_PATH, "nouscli", "post", url.c_str(), "--stream", (char*)nullptr);
         ::_exit(127);
     }
     ::close(pipe_fds[1]);
@@ -397,12 +399,13 @@ TEST_CASE(
     Firehose firehose(256ull << 20);
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
+    const std::string url = firehose.server.url();  // before fork(): see above
     pid_t pid = ::fork();
     if (pid == 0) {
         ::dup2(pipe_fds[1], 1);
         ::close(pipe_fds[0]);
-        ::execl(NOUSCLI_PATH, "nouscli", "post", firehose.server.url().c_str(), "--stream",
-                "--max-wait-ms", "300", (char*)nullptr);
+        ::execl(NOUSCLI_PATH, "nouscli", "post", url.c_str(), "--stream", "--max-wait-ms", "300",
+                (char*)nullptr);
         ::_exit(127);
     }
     ::close(pipe_fds[1]);

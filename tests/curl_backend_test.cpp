@@ -58,9 +58,9 @@ struct Nghttpd {
     std::uint16_t port = unused_loopback_port();
     Nghttpd() {
         const auto& pki = test_pki();
+        const std::string p = std::to_string(port);  // before fork(): no allocation in the child
         pid = ::fork();
         if (pid == 0) {
-            std::string p = std::to_string(port);
             ::execlp("nghttpd", "nghttpd", "--echo-upload", "--address=127.0.0.1", "-d",
                      pki.dir.c_str(), p.c_str(), pki.localhost_key.c_str(),
                      pki.localhost_cert.c_str(), (char*)nullptr);
