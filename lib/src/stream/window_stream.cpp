@@ -250,7 +250,7 @@ bool WindowSource::park() {
     const auto deadline = saturating_add(start, call_->prepared.settings.window_max_park);
     reader_parked_ = true;
     parks_.fetch_add(1, std::memory_order_relaxed);
-    bool resumed = true;
+    bool resumed = true, overflowed = false;
     // Until the consumer brings the bytes in flight down to the low mark
     // (at it counts: a low mark of 0 means "until drained", never a hang).
     while (inflight_.load(std::memory_order_acquire) > call_->prepared.settings.window_low_bytes) {
@@ -269,12 +269,13 @@ bool WindowSource::park() {
             overflowed_.store(true, std::memory_order_release);
             wake_consumer();
             resumed = false;
+            overflowed = true;
             break;
         }
         reader_cv_.wait_until(lock, std::min(deadline, now + kWaitSlice));
     }
     reader_parked_ = false;
-    if (!resumed && !overflowed_.load(std::memory_order_acquire)) {
+    if (!resumed && !overflowed) {
         // Stopped while parked (a cancel, a content deadline, the handle
         // dropped): the consumer hears it as the stream's last piece, never
         // as a clean end of a body that did not end. An overflow is told
