@@ -94,6 +94,48 @@ class AnthropicReply final : public ReplyFormat {
         out = "event: content_block_delta\ndata: " + token_head + text + "}}\n\n";
     }
 
+    bool holds_tool_result(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* messages = find(doc, "messages");
+        if (!messages || !messages->IsArray()) return false;
+        for (const auto& m : messages->GetArray()) {
+            const rapidjson::Value* content = find(m, "content");
+            if (!content || !content->IsArray()) continue;
+            for (const auto& block : content->GetArray())
+                if (string_at(find(block, "type")) == "tool_result") return true;
+        }
+        return false;
+    }
+    bool asks_reasoning(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* thinking = find(doc, "thinking");
+        return thinking && string_at(find(*thinking, "type")) == "enabled";
+    }
+    /// With thinking on, an assistant turn with tool_use must start with its
+    /// signed thinking block: the mock refuses the same as the API, so that a
+    /// client that loses signatures fails against it as in production.
+    std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* messages = find(doc, "messages");
+        if (!asks_reasoning(doc) || !messages || !messages->IsArray()) return std::nullopt;
+        for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
+            const rapidjson::Value* blocks = find((*messages)[i], "content");
+            if (!blocks || !blocks->IsArray() || blocks->Empty()) continue;
+            for (const auto& block : blocks->GetArray()) {
+                if (string_at(find(block, "type")) != "tool_use") continue;
+                const auto& head = (*blocks)[0];
+                if (string_at(find(head, "type")) == "thinking" &&
+                    !string_at(find(head, "signature")).empty())
+                    continue;
+                const std::string why =
+                    "messages." + std::to_string(i) +
+                    ".content.0.type: Expected `thinking` or `redacted_thinking`, but found `" +
+                    string_at(find(head, "type")) +
+                    "`. When `thinking` is enabled, an assistant message with tool_use must "
+                    "start with a thinking block (with its signature)";
+                return R"({"type":"error","error":{"type":"invalid_request_error","message":)" +
+                       json_string(why) + "}}";
+            }
+        }
+        return std::nullopt;
+    }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
                                              bool& object_mode) const override {
         object_mode = false;  // Anthropic has no plain JSON mode

@@ -57,6 +57,55 @@ class GeminiReply final : public ReplyFormat {
               json_string(r.model) + "}\n\n";
     }
 
+    bool streamed(const rapidjson::Value&, bool by_url) const override {
+        return by_url;  // :streamGenerateContent, not a body field
+    }
+    std::string first_tool(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* tools = find(doc, "tools");
+        if (!tools || !tools->IsArray() || tools->Empty()) return {};
+        const rapidjson::Value* declarations = find((*tools)[0], "functionDeclarations");
+        if (declarations && declarations->IsArray() && !declarations->Empty())
+            return string_at(find((*declarations)[0], "name"));
+        return string_at(find((*tools)[0], "name"));
+    }
+    bool holds_tool_result(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* contents = find(doc, "contents");
+        if (!contents || !contents->IsArray()) return false;
+        for (const auto& turn : contents->GetArray()) {
+            const rapidjson::Value* parts = find(turn, "parts");
+            if (!parts || !parts->IsArray()) continue;
+            for (const auto& part : parts->GetArray())
+                if (find(part, "functionResponse")) return true;
+        }
+        return false;
+    }
+    bool asks_reasoning(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* config = find(doc, "generationConfig");
+        return config && find(*config, "thinkingConfig");
+    }
+    /// With thinking on, each functionCall part must carry its
+    /// thoughtSignature back: refused as the API refuses it.
+    std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* contents = find(doc, "contents");
+        if (!asks_reasoning(doc) || !contents || !contents->IsArray()) return std::nullopt;
+        for (rapidjson::SizeType i = 0; i < contents->Size(); ++i) {
+            const rapidjson::Value* parts = find((*contents)[i], "parts");
+            if (!parts || !parts->IsArray()) continue;
+            for (rapidjson::SizeType j = 0; j < parts->Size(); ++j) {
+                const auto& part = (*parts)[j];
+                if (!find(part, "functionCall") ||
+                    !string_at(find(part, "thoughtSignature")).empty())
+                    continue;
+                const std::string why =
+                    "Function call is missing a thought_signature in functionCall parts "
+                    "(contents[" +
+                    std::to_string(i) + "].parts[" + std::to_string(j) + "])";
+                return R"({"error":{"code":400,"message":)" + json_string(why) +
+                       R"(,"status":"INVALID_ARGUMENT"}})";
+            }
+        }
+        return std::nullopt;
+    }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
                                              bool& object_mode) const override {
         const rapidjson::Value* config = find(doc, "generationConfig");

@@ -62,6 +62,27 @@ class OpenAIReply final : public ReplyFormat {
               R"(},"finish_reason":null}]})" + "\n\n";
     }
 
+    std::string first_tool(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* tools = find(doc, "tools");
+        if (!tools || !tools->IsArray() || tools->Empty()) return {};
+        const rapidjson::Value* function = find((*tools)[0], "function");
+        return string_at(find(function ? *function : (*tools)[0], "name"));
+    }
+    bool holds_tool_result(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* messages = find(doc, "messages");
+        if (!messages || !messages->IsArray()) return false;
+        for (const auto& m : messages->GetArray())
+            if (string_at(find(m, "role")) == "tool") return true;
+        return false;
+    }
+    bool asks_reasoning(const rapidjson::Value& doc) const override {
+        return find(doc, "reasoning_effort") != nullptr;
+    }
+    bool includes_usage(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* options = find(doc, "stream_options");
+        const rapidjson::Value* usage = options ? find(*options, "include_usage") : nullptr;
+        return usage && usage->IsBool() && usage->GetBool();
+    }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
                                              bool& object_mode) const override {
         const rapidjson::Value* format = find(doc, "response_format");

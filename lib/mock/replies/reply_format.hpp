@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "provider_formats.hpp"
+#include "replies/request_fields.hpp"
 
 namespace nous::http::mock {
 
@@ -57,7 +58,36 @@ class ReplyFormat {
     /// A whole reply's head and tail, around the text of its tokens.
     virtual void whole(const Reply& r, WholeBody& body) const = 0;
 
-    // What a request asks, in the provider's fields (structured_replies.cpp).
+    // What a request asks, in the provider's fields (chat_requests.cpp).
+    /// Whether it asks for a streamed reply (`by_url`: the route says so).
+    virtual bool streamed(const rapidjson::Value& doc, bool by_url) const {
+        (void)by_url;
+        const rapidjson::Value* stream = find(doc, "stream");
+        return stream && stream->IsBool() && stream->GetBool();
+    }
+    /// The name of the first tool it offers ("" for none).
+    virtual std::string first_tool(const rapidjson::Value& doc) const {
+        const rapidjson::Value* tools = find(doc, "tools");
+        return tools && tools->IsArray() && !tools->Empty() ? string_at(find((*tools)[0], "name"))
+                                                            : std::string();
+    }
+    /// Whether the conversation already holds a tool's result (the mock then
+    /// answers in text, so that an agent loop against it ends).
+    virtual bool holds_tool_result(const rapidjson::Value& doc) const = 0;
+    virtual bool asks_reasoning(const rapidjson::Value& doc) const = 0;
+    /// A 400's body in the provider's shape when it would refuse the request
+    /// (a reasoning signature dropped); nullopt when it takes it.
+    virtual std::optional<std::string> refusal_of(const rapidjson::Value& doc) const {
+        (void)doc;
+        return std::nullopt;
+    }
+    /// Whether a streamed reply ends with a usage event (OpenAI: only when asked).
+    virtual bool includes_usage(const rapidjson::Value& doc) const {
+        (void)doc;
+        return true;
+    }
+
+    // What a request asks of its content (structured_replies.cpp).
     /// The schema of a structured answer, or nullptr; `object_mode` when
     /// the request asks for JSON without one.
     virtual const rapidjson::Value* requested_schema(const rapidjson::Value& doc,

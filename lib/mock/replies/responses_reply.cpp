@@ -159,6 +159,16 @@ class ResponsesReply final : public ReplyFormat {
               R"(,"delta":)" + text + "}\n\n";
     }
 
+    bool holds_tool_result(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* input = find(doc, "input");
+        if (!input || !input->IsArray()) return false;
+        for (const auto& item : input->GetArray())
+            if (string_at(find(item, "type")) == "function_call_output") return true;
+        return false;
+    }
+    bool asks_reasoning(const rapidjson::Value& doc) const override {
+        return find(doc, "reasoning") != nullptr;
+    }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
                                              bool& object_mode) const override {
         const rapidjson::Value* text = find(doc, "text");
