@@ -154,17 +154,15 @@ struct PartialJson::State {
         return true;
     }
 
-    bool finish_literal(std::size_t at) {
+    void finish_literal() {
         if (token == "true" || token == "false") {
             place(JsonValue::Type::boolean).boolean = token == "true";
         } else if (token == "null") {
             place(JsonValue::Type::null);
         }
-        (void)at;
         token.clear();
         lexeme = Lexeme::none;
         value_done();
-        return true;
     }
 
     /// The string bytes from `p` on, up to its closing quote: false on an error.
@@ -325,8 +323,7 @@ struct PartialJson::State {
                                         std::string_view("null").substr(0, t.size()) == t;
                     if (!prefix)
                         return fail(static_cast<std::size_t>(p - begin - 1), "invalid literal");
-                    if (t == "true" || t == "false" || t == "null")
-                        finish_literal(static_cast<std::size_t>(p - begin));
+                    if (t == "true" || t == "false" || t == "null") finish_literal();
                     continue;
                 }
                 case Lexeme::none:

@@ -43,6 +43,21 @@ inline std::optional<std::int64_t> int_member(const Value& v, const char* name) 
     return m->GetInt64();
 }
 
+/// A JSON pointer's reference token for a member name (RFC 6901: ~ as ~0,
+/// / as ~1): the schema checks name the node they refuse by its pointer.
+inline std::string pointer_token(std::string_view key) {
+    std::string out;
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return out;
+}
+
 inline std::string compact(const Value& v) {
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);

@@ -3,42 +3,22 @@
 // properties, required, additionalProperties, items, enum, const, anyOf,
 // $ref into $defs / definitions). Keywords outside them are not checked.
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "nous/http/json.hpp"
 #include "nous/llm/partial_json.hpp"
+#include "provider_json.hpp"
 
 namespace nous::llm {
 
 namespace {
 
+using detail::compact;
+using detail::member;
+using detail::pointer_token;
 using rapidjson::Value;
-
-/// A JSON pointer's reference token (RFC 6901: ~ as ~0, / as ~1).
-std::string pointer_token(std::string_view key) {
-    std::string out;
-    for (char c : key) {
-        if (c == '~')
-            out += "~0";
-        else if (c == '/')
-            out += "~1";
-        else
-            out += c;
-    }
-    return out;
-}
-
-std::string compact(const Value& v) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    v.Accept(w);
-    return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 bool is_integer(const JsonValue& v) {
     if (v.type != JsonValue::Type::number) return false;
@@ -105,13 +85,13 @@ class Validator {
             return SchemaViolation{at, "nothing (the schema is false)"};
         }
         if (!schema.IsObject()) return std::nullopt;
-        if (const Value* ref = find(schema, "$ref"); ref && ref->IsString()) {
+        if (const Value* ref = member(schema, "$ref"); ref && ref->IsString()) {
             const Value* target =
                 resolve(std::string_view(ref->GetString(), ref->GetStringLength()));
             if (!target) return SchemaViolation{at, "a $ref the schema defines"};
             return check(v, *target, at, depth + 1);
         }
-        if (const Value* type = find(schema, "type")) {
+        if (const Value* type = member(schema, "type")) {
             bool ok = false;
             std::string names;
             if (type->IsString()) {
@@ -128,14 +108,14 @@ class Validator {
             }
             if (!ok) return SchemaViolation{at, "type " + names};
         }
-        if (const Value* constant = find(schema, "const"); constant && !equal(v, *constant))
+        if (const Value* constant = member(schema, "const"); constant && !equal(v, *constant))
             return SchemaViolation{at, "the constant " + compact(*constant)};
-        if (const Value* options = find(schema, "enum"); options && options->IsArray()) {
+        if (const Value* options = member(schema, "enum"); options && options->IsArray()) {
             bool found = false;
             for (const Value& option : options->GetArray()) found = found || equal(v, option);
             if (!found) return SchemaViolation{at, "one of " + compact(*options)};
         }
-        if (const Value* any = find(schema, "anyOf"); any && any->IsArray()) {
+        if (const Value* any = member(schema, "anyOf"); any && any->IsArray()) {
             bool matched = false;
             for (const Value& option : any->GetArray())
                 if (!check(v, option, at, depth + 1)) {
@@ -145,13 +125,13 @@ class Validator {
             if (!matched) return SchemaViolation{at, "a value matching one of anyOf"};
         }
         if (v.type == JsonValue::Type::object) {
-            const Value* properties = find(schema, "properties");
-            if (const Value* required = find(schema, "required"); required && required->IsArray())
+            const Value* properties = member(schema, "properties");
+            if (const Value* required = member(schema, "required"); required && required->IsArray())
                 for (const Value& name : required->GetArray())
                     if (name.IsString() && !v.member(name.GetString()))
                         return SchemaViolation{
                             at, "member \"" + std::string(name.GetString()) + "\" (required)"};
-            const Value* additional = find(schema, "additionalProperties");
+            const Value* additional = member(schema, "additionalProperties");
             for (const auto& [key, value] : v.members) {
                 const std::string here = at + "/" + pointer_token(key);
                 const Value* property = nullptr;
@@ -170,7 +150,7 @@ class Validator {
             }
         }
         if (v.type == JsonValue::Type::array) {
-            if (const Value* items = find(schema, "items");
+            if (const Value* items = member(schema, "items");
                 items && (items->IsObject() || items->IsBool()))
                 for (std::size_t i = 0; i < v.elements.size(); ++i)
                     if (auto bad =
@@ -181,11 +161,6 @@ class Validator {
     }
 
   private:
-    static const Value* find(const Value& object, const char* name) {
-        auto it = object.FindMember(name);
-        return it == object.MemberEnd() ? nullptr : &it->value;
-    }
-
     /// "#", "#/$defs/Name", "#/definitions/Name" (pointer tokens unescaped).
     const Value* resolve(std::string_view ref) const {
         if (ref.empty() || ref[0] != '#') return nullptr;

@@ -8,18 +8,13 @@
 #include <functional>
 #include <string_view>
 
+#include "provider_json.hpp"
+
 namespace nous::llm::detail {
 
 namespace {
 
 using rapidjson::Value;
-
-std::string token(std::string_view key) {
-    std::string out;
-    for (char c : key)
-        out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-    return out;
-}
 
 bool is_object_schema(const Value& s) {
     if (!s.IsObject()) return false;
@@ -43,7 +38,7 @@ std::optional<DialectBreak> walk(const Value& node, const std::string& at, int d
         for (const auto& m : it->value.GetObject()) {
             const std::string here =
                 at + "/" + map + "/" +
-                token(std::string_view(m.name.GetString(), m.name.GetStringLength()));
+                pointer_token(std::string_view(m.name.GetString(), m.name.GetStringLength()));
             if (auto bad = walk(m.value, here,
                                 std::string_view(map) == "properties" ? inner : depth, rule))
                 return bad;
