@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "cli_run.hpp"
 #include "fault_server.hpp"
 #include "firehose.hpp"
 #include "nous/http/json.hpp"
@@ -16,48 +17,6 @@
 
 using namespace nous::http;
 using namespace nous::test;
-
-namespace {
-
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-/// Runs nouscli with `args` (each quoted), optional stdin text, through /bin/sh.
-Run nouscli(const std::vector<std::string>& args, const std::string& stdin_text = "") {
-    static std::atomic<int> counter{0};
-    std::string base =
-        "/tmp/nouscli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    std::string cmd = quote(NOUSCLI_PATH);
-    for (auto& a : args) cmd += " " + quote(a);
-    std::ofstream(base + ".in") << stdin_text;
-    cmd += " < " + base + ".in > " + base + ".out 2> " + base + ".err";
-    int status = std::system(cmd.c_str());
-    Run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(base + ".out");
-    r.err = slurp(base + ".err");
-    std::remove((base + ".in").c_str());
-    std::remove((base + ".out").c_str());
-    std::remove((base + ".err").c_str());
-    return r;
-}
-
-}  // namespace
 
 TEST_CASE("nouscli post prints the body byte-exact and exits 0") {
     MockServer server;

@@ -170,18 +170,22 @@ void ConnectionOptions::set_log_level() const {
     if (!verbose_ && !std::getenv("NOUS_LOG_LEVEL")) nous::http::set_log_level(LogLevel::error);
 }
 
-std::optional<int> parse_command(std::string_view command, int argc, char** argv,
-                                 const po::options_description& desc, po::variables_map& vm,
-                                 const char* name, std::string* positional_value) {
+namespace {
+
+/// Parses `desc` and, when `name` is given, `count` positional arguments
+/// (-1: any number) stored by `hidden`'s `name` option.
+std::optional<int> parse_with(std::string_view command, int argc, char** argv,
+                              const po::options_description& desc, po::variables_map& vm,
+                              const char* name, const po::value_semantic* value, int count) {
     po::options_description all;
     all.add(desc);
     po::positional_options_description positional;
     po::command_line_parser parser(argc, argv);
     if (name != nullptr) {
         po::options_description hidden;
-        hidden.add_options()(name, po::value(positional_value));
+        hidden.add_options()(name, value);
         all.add(hidden);
-        positional.add(name, 1);
+        positional.add(name, count);
         parser.positional(positional);
     }
     try {
@@ -195,6 +199,21 @@ std::optional<int> parse_command(std::string_view command, int argc, char** argv
         return ok;
     }
     return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> parse_command(std::string_view command, int argc, char** argv,
+                                 const po::options_description& desc, po::variables_map& vm,
+                                 const char* name, std::string* positional_value) {
+    return parse_with(command, argc, argv, desc, vm, name,
+                      name ? po::value(positional_value) : nullptr, 1);
+}
+
+std::optional<int> parse_command(std::string_view command, int argc, char** argv,
+                                 const po::options_description& desc, po::variables_map& vm,
+                                 const char* name, std::vector<std::string>* positional_values) {
+    return parse_with(command, argc, argv, desc, vm, name, po::value(positional_values), -1);
 }
 
 }  // namespace nouscli

@@ -78,9 +78,14 @@ std::optional<int> parse_command(std::string_view command, int argc, char** argv
                                  const po::options_description& desc, po::variables_map& vm,
                                  const char* name = nullptr,
                                  std::string* positional_value = nullptr);
+/// The same, with any number of positional arguments into `positional_values`.
+std::optional<int> parse_command(std::string_view command, int argc, char** argv,
+                                 const po::options_description& desc, po::variables_map& vm,
+                                 const char* name, std::vector<std::string>* positional_values);
 
 int cmd_post(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
 int cmd_mock_server(int argc, char** argv);
+int cmd_embed(int argc, char** argv);
 
 }  // namespace nouscli

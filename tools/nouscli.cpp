@@ -16,12 +16,14 @@ int main(int argc, char** argv) {
     if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
         std::cout << "usage: nouscli post URL [options]\n       nouscli chat PROMPT --model NAME "
                      "[options]\n"
+                     "       nouscli embed [TEXT...] --model NAME [options]\n"
                      "       nouscli mock-server [--port N] [options]\n";
         return argc < 2 ? usage : ok;
     }
     std::string command = argv[1];
     if (command == "post") return cmd_post(argc - 1, argv + 1);
     if (command == "chat") return cmd_chat(argc - 1, argv + 1);
+    if (command == "embed") return cmd_embed(argc - 1, argv + 1);
     if (command == "mock-server") return cmd_mock_server(argc - 1, argv + 1);
     std::cerr << "nouscli: unknown command '" << command << "'\n(see nouscli --help)\n";
     return usage;

@@ -10,11 +10,6 @@ namespace nous::llm {
 
 namespace {
 
-std::string trim_slash(std::string base) {
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    return base;
-}
-
 Error invalid(std::string message) {
     return Error(nous::http::ErrorCode::invalid_argument, std::move(message));
 }
@@ -123,8 +118,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     if (auto bad = check_messages(request)) return *bad;
     const detail::WireFormat& format = detail::wire_format(request.provider);
     if (auto bad = format.check(request, schemas.value())) return *bad;
-    const std::string base = trim_slash(
-        request.base_url.empty() ? std::string(format.default_base_url()) : request.base_url);
+    const std::string base = detail::base_url_of(format, request.base_url);
     HttpCall call;
     call.url = format.url(request, base);
     call.headers.emplace_back("Content-Type", "application/json");
@@ -138,14 +132,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
         if (!merged) return merged.error();
         call.body = std::move(merged.value());
     }
-    // The caller's headers go after ours; a name they repeat replaces ours.
-    // (A plain loop variable, not a structured binding: clang 14, which builds the
-    // fuzz targets, cannot capture a structured binding in a lambda.)
-    for (const auto& caller_header : request.headers)
-        std::erase_if(call.headers, [&](const auto& h) {
-            return nous::http::header_name_equals(h.first, caller_header.first);
-        });
-    call.headers.insert(call.headers.end(), request.headers.begin(), request.headers.end());
+    detail::add_caller_headers(call.headers, request.headers);
     return call;
 }
 

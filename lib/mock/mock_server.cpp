@@ -23,6 +23,7 @@
 
 #include "bench_bodies.hpp"
 #include "chat_requests.hpp"
+#include "embedding_replies.hpp"
 #include "faults.hpp"
 #include "provider_formats.hpp"
 #include "wire.hpp"
@@ -264,6 +265,44 @@ struct MockServer::Impl {
         return write_whole(fd, body, head_lines);
     }
 
+    /// Answers an embeddings request, whole, with the operations headers of
+    /// chat; or fails as its x-mock-fault header asks (those of a whole reply).
+    bool answer_embeddings(int fd, const mock::EmbeddingRoute& route, const MockRequest& request) {
+        using mock::Fault;
+        MockResponse error;
+        auto fault = mock::requested_fault(request, error);
+        std::string body;
+        std::int64_t input_tokens = 0;
+        if (!fault || !mock::embedding_reply(route, request, body, input_tokens, error))
+            return write_response(fd, error);
+        const std::string id = "req_mock_" + std::to_string(served.load());
+        const auto operations =
+            mock::operations_headers(route.format, id, *fault == Fault::rate_limit);
+        if (auto failed = mock::error_reply(route.format, *fault)) {
+            failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
+            return write_response(fd, *failed);
+        }
+        if (*fault == Fault::slow_first_token && !sleep_for(mock::fault_delay(request)))
+            return false;
+        if (*fault == Fault::keepalive_only) {
+            while (sleep_for(kKeepaliveGap))  // nothing, until the client gives up
+                if (peer_gone(fd)) return false;
+            return false;
+        }
+        std::string head_lines;
+        for (const auto& [name, value] : operations) head_lines += name + ": " + value + "\r\n";
+        std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + head_lines +
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+        if (*fault == Fault::midstream_error || *fault == Fault::truncate) {
+            // Cut in half: Content-Length promises more than is sent, and the connection closes.
+            out.append(body, 0, body.size() / 2);
+            mock::send_all(fd, out);
+            return false;
+        }
+        out += body;
+        return mock::send_all(fd, out);
+    }
+
     void serve(int fd) {
         std::string buffer;
         MockRequest request;
@@ -293,6 +332,8 @@ struct MockServer::Impl {
                 ok = write_response(fd, response);
             } else if (auto chat = mock::chat_route(request.method, route)) {
                 ok = answer_chat(fd, *chat, request);
+            } else if (auto embedding = mock::embedding_route(request.method, route)) {
+                ok = answer_embeddings(fd, *embedding, request);
             } else if (route == "/v1/models") {
                 response.body =
                     R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "embeddings/embedding_format.hpp"
 #include "event_json.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
@@ -315,6 +316,9 @@ class GeminiEvents final : public EventReader {
 
 class Gemini final : public WireFormat {
   public:
+    const EmbeddingFormat* embeddings() const noexcept override {
+        return &gemini_embedding_format();
+    }
     Provider provider() const noexcept override { return Provider::gemini; }
     std::string_view name() const noexcept override { return "gemini"; }
     std::string_view default_base_url() const noexcept override {

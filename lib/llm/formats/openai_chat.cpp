@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "embeddings/embedding_format.hpp"
 #include "event_json.hpp"
 #include "formats/request_json.hpp"
 #include "formats/wire_format.hpp"
@@ -256,6 +257,9 @@ class OpenAIChatEvents final : public EventReader {
 
 class OpenAIChat final : public WireFormat {
   public:
+    const EmbeddingFormat* embeddings() const noexcept override {
+        return &openai_embedding_format();
+    }
     Provider provider() const noexcept override { return Provider::openai; }
     std::string_view name() const noexcept override { return "openai"; }
     std::string_view default_base_url() const noexcept override {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "embeddings/embedding_format.hpp"
 #include "event_json.hpp"
 #include "formats/request_json.hpp"
 #include "formats/text_delta.hpp"
@@ -313,6 +314,10 @@ class ResponsesEvents final : public EventReader {
 
 class OpenAIResponses final : public WireFormat {
   public:
+    /// The same /embeddings endpoint as chat completions.
+    const EmbeddingFormat* embeddings() const noexcept override {
+        return &openai_embedding_format();
+    }
     Provider provider() const noexcept override { return Provider::openai_responses; }
     std::string_view name() const noexcept override { return "openai-responses"; }
     std::string_view default_base_url() const noexcept override {

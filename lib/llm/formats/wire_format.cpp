@@ -34,6 +34,22 @@ const WireFormat* wire_format_named(std::string_view name) noexcept {
     return nullptr;
 }
 
+std::string base_url_of(const WireFormat& format, const std::string& base) {
+    std::string url = base.empty() ? std::string(format.default_base_url()) : base;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    return url;
+}
+
+void add_caller_headers(Headers& ours, const Headers& caller) {
+    // (A plain loop variable, not a structured binding: clang 14, which builds the
+    // fuzz targets, cannot capture a structured binding in a lambda.)
+    for (const auto& caller_header : caller)
+        std::erase_if(ours, [&](const auto& h) {
+            return nous::http::header_name_equals(h.first, caller_header.first);
+        });
+    ours.insert(ours.end(), caller.begin(), caller.end());
+}
+
 std::string WireFormat::error_message(const rapidjson::Value& root) const {
     // Every format's error object reads alike: {"error":{"message", "code" | "type" |
     // "status"}} (Anthropic's beside "type":"error"); Gemini wraps it in an array at times.

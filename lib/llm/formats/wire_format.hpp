@@ -25,6 +25,7 @@
 namespace nous::llm::detail {
 
 class EventJson;
+class EmbeddingFormat;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 /// The request's tool schemas, parsed once and checked (one per tool, in order).
 using ToolSchemas = std::vector<std::shared_ptr<rapidjson::Document>>;
@@ -91,7 +92,16 @@ class WireFormat {
                                             std::vector<Delta>& out) const = 0;
     /// The provider's words of an error body's JSON ("" when it holds none).
     virtual std::string error_message(const rapidjson::Value& root) const;
+
+    /// The provider's embeddings endpoint (embeddings/embedding_format.hpp);
+    /// nullptr when it has none (Anthropic).
+    virtual const EmbeddingFormat* embeddings() const noexcept { return nullptr; }
 };
+
+/// `base` (or the format's default when empty) without its trailing slashes.
+std::string base_url_of(const WireFormat& format, const std::string& base);
+/// The caller's headers after ours; a name they repeat replaces ours.
+void add_caller_headers(Headers& ours, const Headers& caller);
 
 /// The format of `provider`.
 const WireFormat& wire_format(Provider provider) noexcept;

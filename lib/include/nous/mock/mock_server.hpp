@@ -8,6 +8,8 @@
 //   POST /v1/messages           Anthropic Messages: JSON, or SSE when "stream": true
 //   POST /v1beta/models/M:generateContent, :streamGenerateContent?alt=sse   Gemini
 //        (chat replies carry a tool call when the request offers tools)
+//   POST /v1/embeddings, /v1beta/models/M:batchEmbedContents   embeddings: a unit
+//        vector derived from each text, base64 or floats as asked
 //   GET  /v1/models             model list
 //   POST /small                 ~1 KiB JSON          POST /large   256 KiB JSON
 //   POST /chunked1m             1,000 chunks of 1,000 bytes

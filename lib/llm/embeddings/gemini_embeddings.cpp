@@ -1,0 +1,95 @@
+// Gemini's batch embeddings: POST {base}/models/{model}:batchEmbedContents
+// {"requests":[{"model":"models/M","content":{"parts":[{"text"}]},
+// "outputDimensionality"?}]} -> {"embeddings":[{"values":[...]}]}, one per
+// request, in order. Gemini sends floats only, and no usage.
+
+#include "embeddings/embedding_format.hpp"
+
+namespace nous::llm::detail {
+
+namespace {
+
+void write_string(Writer& w, std::string_view text) {
+    w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+class GeminiEmbeddings final : public EmbeddingFormat {
+  public:
+    std::string url(const EmbedRequest& request, const std::string& base) const override {
+        return base + "/models/" + request.model + ":batchEmbedContents";
+    }
+    void write_body(Writer& w, const EmbedRequest& request, std::size_t first,
+                    std::size_t count) const override {
+        const std::string model = "models/" + request.model;
+        w.StartObject();
+        w.Key("requests");
+        w.StartArray();
+        for (std::size_t i = first; i < first + count; ++i) {
+            w.StartObject();
+            w.Key("model");
+            write_string(w, model);
+            w.Key("content");
+            w.StartObject();
+            w.Key("parts");
+            w.StartArray();
+            w.StartObject();
+            w.Key("text");
+            write_string(w, request.inputs[i]);
+            w.EndObject();
+            w.EndArray();
+            w.EndObject();
+            if (request.dimensions) {
+                w.Key("outputDimensionality");
+                w.Int(*request.dimensions);
+            }
+            w.EndObject();
+        }
+        w.EndArray();
+        w.EndObject();
+    }
+    /// The API's limit: 100 requests per batch.
+    std::size_t default_batch_size() const noexcept override { return 100; }
+
+    std::optional<std::string> read(std::string_view body, BatchReading& batch) const override {
+        JsonCursor cursor(body);
+        std::optional<std::string> bad;
+        std::size_t items = 0;
+        bool has_embeddings = false;
+        const bool shaped = cursor.object([&](std::string_view key) {
+            if (key != "embeddings") return cursor.skip_value();
+            has_embeddings = true;
+            return cursor.array([&] {
+                const std::size_t index = items++;
+                bool has_values = false;
+                const bool item = cursor.object([&](std::string_view item_key) {
+                    if (item_key != "values") return cursor.skip_value();
+                    if (has_values) {
+                        bad = "an embedding with two \"values\"";
+                        return false;
+                    }
+                    has_values = true;
+                    bad = read_float_row(cursor, batch, index);
+                    return !bad;
+                });
+                if (!bad && item && !has_values) bad = "an embedding without \"values\"";
+                return item && !bad;
+            });
+        });
+        if (bad) return bad;
+        if (!shaped || !cursor.at_end()) return "an embeddings response that is not JSON";
+        if (!has_embeddings) return "an embeddings response without \"embeddings\"";
+        if (items != batch.count)
+            return std::to_string(items) + " embeddings for " + std::to_string(batch.count) +
+                   " inputs";
+        return std::nullopt;
+    }
+};
+
+}  // namespace
+
+const EmbeddingFormat& gemini_embedding_format() noexcept {
+    static const GeminiEmbeddings format;
+    return format;
+}
+
+}  // namespace nous::llm::detail

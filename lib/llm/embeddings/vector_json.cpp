@@ -1,0 +1,287 @@
+// The number-carrying pieces of an embeddings response (vector_json.hpp).
+
+#include "embeddings/vector_json.hpp"
+
+#include <array>
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace nous::llm::detail {
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+bool is_space(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+/// Past a JSON number's grammar at `p` ('-'? int frac? exp?), or nullptr.
+const char* number_end(const char* p, const char* end) noexcept {
+    if (p != end && *p == '-') ++p;
+    if (p == end) return nullptr;
+    if (*p == '0') {
+        ++p;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p != end && is_digit(*p)) ++p;
+    } else {
+        return nullptr;
+    }
+    if (p != end && *p == '.') {
+        ++p;
+        if (p == end || !is_digit(*p)) return nullptr;
+        while (p != end && is_digit(*p)) ++p;
+    }
+    if (p != end && (*p == 'e' || *p == 'E')) {
+        ++p;
+        if (p != end && (*p == '+' || *p == '-')) ++p;
+        if (p == end || !is_digit(*p)) return nullptr;
+        while (p != end && is_digit(*p)) ++p;
+    }
+    return p;
+}
+
+/// base64's alphabet (standard, as OpenAI sends it): the 6-bit value of each
+/// byte, 0x80 for any byte outside it.
+constexpr std::array<std::uint8_t, 256> kBase64 = [] {
+    std::array<std::uint8_t, 256> t{};
+    t.fill(0x80);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (std::uint8_t i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = i;
+    return t;
+}();
+
+std::string_view without_padding(std::string_view text) noexcept {
+    if (!text.empty() && text.back() == '=') text.remove_suffix(1);
+    if (!text.empty() && text.back() == '=') text.remove_suffix(1);
+    return text;
+}
+
+}  // namespace
+
+char JsonCursor::peek() noexcept {
+    while (p_ != end_ && is_space(*p_)) ++p_;
+    return p_ == end_ ? 0 : *p_;
+}
+
+bool JsonCursor::eat(char c) noexcept {
+    if (peek() != c || p_ == end_) return false;
+    ++p_;
+    return true;
+}
+
+bool JsonCursor::string(std::string_view& raw, bool& escaped) noexcept {
+    if (!eat('"')) return false;
+    const char* start = p_;
+    escaped = false;
+    // The common case, a string with no escape (a base64 vector, a key): one
+    // memchr to its closing quote, one to see it holds no backslash.
+    const void* quote = std::memchr(p_, '"', static_cast<std::size_t>(end_ - p_));
+    if (!quote) return false;
+    const char* q = static_cast<const char*>(quote);
+    if (!std::memchr(start, '\\', static_cast<std::size_t>(q - start))) {
+        for (const char* c = start; c != q; ++c)
+            if (static_cast<unsigned char>(*c) < 0x20) return false;
+        raw = std::string_view(start, static_cast<std::size_t>(q - start));
+        p_ = q + 1;
+        return true;
+    }
+    escaped = true;
+    for (const char* c = start; c != end_; ++c) {
+        if (*c == '"') {
+            raw = std::string_view(start, static_cast<std::size_t>(c - start));
+            p_ = c + 1;
+            return true;
+        }
+        if (static_cast<unsigned char>(*c) < 0x20) return false;
+        if (*c == '\\') {
+            if (++c == end_) return false;
+            if (*c == 'u') {
+                for (int i = 0; i < 4; ++i)
+                    if (++c == end_ || !std::isxdigit(static_cast<unsigned char>(*c))) return false;
+            } else if (!std::strchr("\"\\/bfnrt", *c) || *c == 0) {
+                return false;
+            }
+        }
+    }
+    return false;
+}
+
+bool JsonCursor::integer(std::int64_t& value) noexcept {
+    peek();
+    const char* e = number_end(p_, end_);
+    if (!e) return false;
+    auto [ptr, ec] = std::from_chars(p_, e, value);
+    if (ec != std::errc() || ptr != e) return false;
+    p_ = e;
+    return true;
+}
+
+bool JsonCursor::skip(int depth) noexcept {
+    if (depth > kMaxDepth) return false;
+    switch (peek()) {
+        case '{':
+            return object([&](std::string_view) { return skip(depth + 1); });
+        case '[':
+            return array([&] { return skip(depth + 1); });
+        case '"': {
+            std::string_view raw;
+            bool escaped = false;
+            return string(raw, escaped);
+        }
+        case 't':
+        case 'f':
+        case 'n': {
+            for (std::string_view word : {"true", "false", "null"})
+                if (static_cast<std::size_t>(end_ - p_) >= word.size() &&
+                    std::string_view(p_, word.size()) == word) {
+                    p_ += word.size();
+                    return true;
+                }
+            return false;
+        }
+        default: {
+            const char* e = number_end(p_, end_);
+            if (!e) return false;
+            p_ = e;
+            return true;
+        }
+    }
+}
+
+bool JsonCursor::floats(float* out, std::size_t max, std::size_t& count) noexcept {
+    count = 0;
+    if (!eat('[')) return false;
+    if (eat(']')) return true;
+    for (;;) {
+        if (count == max) return false;  // more values than the row holds
+        peek();
+        const char* e = parse_json_float(p_, end_, out[count]);
+        if (!e) return false;
+        p_ = e;
+        ++count;
+        // The common separator with no whitespace, without peek()'s loop.
+        if (p_ != end_ && *p_ == ',') {
+            ++p_;
+            continue;
+        }
+        if (eat(',')) continue;
+        return eat(']');
+    }
+}
+
+bool JsonCursor::floats(std::vector<float>& out) {
+    out.clear();
+    if (!eat('[')) return false;
+    if (eat(']')) return true;
+    do {
+        float value = 0;
+        peek();
+        const char* e = parse_json_float(p_, end_, value);
+        if (!e) return false;
+        p_ = e;
+        out.push_back(value);
+    } while (eat(','));
+    return eat(']');
+}
+
+const char* parse_json_float(const char* p, const char* end, float& out) noexcept {
+    const char* e = number_end(p, end);
+    if (!e) return nullptr;
+    auto [ptr, ec] = std::from_chars(p, e, out);
+    if (ec == std::errc::result_out_of_range) {
+        // Too small for a float is its nearest float (0 or subnormal), as a
+        // decimal rounds; too large has none: not a value a float can hold.
+        double wide = 0;
+        auto [wide_ptr, wide_ec] = std::from_chars(p, e, wide);
+        if (wide_ec != std::errc() || wide_ptr != e ||
+            std::fabs(wide) >= static_cast<double>(std::numeric_limits<float>::max()))
+            return nullptr;
+        out = static_cast<float>(wide);
+        return e;
+    }
+    if (ec != std::errc() || ptr != e) return nullptr;
+    return e;
+}
+
+bool base64_float_count(std::string_view text, std::size_t& count) noexcept {
+    const std::size_t chars = without_padding(text).size();
+    if (chars % 4 == 1) return false;
+    const std::size_t bytes = chars / 4 * 3 + (chars % 4 == 0 ? 0 : chars % 4 - 1);
+    if (bytes % sizeof(float) != 0) return false;
+    count = bytes / sizeof(float);
+    return true;
+}
+
+bool decode_base64_floats(std::string_view text, float* out) noexcept {
+    text = without_padding(text);
+    auto* bytes = reinterpret_cast<unsigned char*>(out);
+    const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t whole = text.size() / 4;
+    std::uint8_t bad = 0;  // any byte outside the alphabet sets its high bit
+    for (std::size_t i = 0; i < whole; ++i, in += 4, bytes += 3) {
+        const std::uint8_t a = kBase64[in[0]], b = kBase64[in[1]], c = kBase64[in[2]],
+                           d = kBase64[in[3]];
+        bad |= a | b | c | d;
+        const std::uint32_t v = (std::uint32_t{a} << 18) | (std::uint32_t{b} << 12) |
+                                (std::uint32_t{c} << 6) | std::uint32_t{d};
+        bytes[0] = static_cast<unsigned char>(v >> 16);
+        bytes[1] = static_cast<unsigned char>(v >> 8);
+        bytes[2] = static_cast<unsigned char>(v);
+    }
+    const std::size_t rest = text.size() % 4;  // 2 or 3 characters: 1 or 2 bytes
+    if (rest >= 2) {
+        const std::uint8_t a = kBase64[in[0]], b = kBase64[in[1]],
+                           c = rest == 3 ? kBase64[in[2]] : std::uint8_t{0};
+        bad |= a | b | c;
+        const std::uint32_t v =
+            (std::uint32_t{a} << 18) | (std::uint32_t{b} << 12) | (std::uint32_t{c} << 6);
+        bytes[0] = static_cast<unsigned char>(v >> 16);
+        if (rest == 3) bytes[1] = static_cast<unsigned char>(v >> 8);
+    }
+    if (bad & 0x80) return false;
+    std::size_t count = 0;
+    base64_float_count(text, count);
+    if constexpr (std::endian::native == std::endian::big) {
+        for (std::size_t i = 0; i < count; ++i) {
+            std::uint32_t u;
+            std::memcpy(&u, out + i, sizeof u);
+            u = __builtin_bswap32(u);
+            std::memcpy(out + i, &u, sizeof u);
+        }
+    }
+    // A NaN or an infinity is a broken vector, never a value to rank by.
+    bool finite = true;
+    for (std::size_t i = 0; i < count; ++i) finite &= std::isfinite(out[i]);
+    return finite;
+}
+
+bool unescape_base64(std::string_view raw, std::string& out) {
+    out.clear();
+    out.reserve(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] != '\\') {
+            out.push_back(raw[i]);
+            continue;
+        }
+        if (i + 1 >= raw.size()) return false;
+        const char e = raw[++i];
+        if (e == '/') {
+            out.push_back('/');
+        } else if (e == 'u' && i + 4 < raw.size() && raw.substr(i + 1, 2) == "00") {
+            unsigned value = 0;
+            auto [ptr, ec] = std::from_chars(raw.data() + i + 3, raw.data() + i + 5, value, 16);
+            if (ec != std::errc() || ptr != raw.data() + i + 5 || value >= 0x80) return false;
+            out.push_back(static_cast<char>(value));
+            i += 4;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace nous::llm::detail

@@ -1,0 +1,479 @@
+// Embeddings: each format's fixtures (base64 and floats, shuffled indexes, a
+// server that ignores base64, escaped slashes), every prefix of each, the
+// counts, widths and numbers that must be `protocol`, the nearest float,
+// the request bodies, and embed() against the mock: batching in order, the
+// token budget, requests in flight, a retried batch, a failing batch named.
+
+#include <rapidjson/document.h>
+
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "mock/embedding_replies.hpp"
+#include "nous/http/testing.hpp"
+#include "nous/llm/embed.hpp"
+#include "nous/mock/mock_server.hpp"
+
+using namespace nous::llm;
+using nous::http::ErrorCode;
+using nous::http::MockRequest;
+using nous::http::MockResponse;
+using nous::http::MockServer;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(NOUS_FIXTURES) + "/embeddings/" + name, std::ios::binary);
+    REQUIRE(in);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+const std::vector<float> kRows = {0.5f, -0.25f, 1.0f, 0.125f, 2.0f, -3.5f};
+
+struct Case {
+    const char* name;
+    Provider provider;
+};
+const Case kGood[] = {{"openai_base64.json", Provider::openai},
+                      {"openai_float.json", Provider::openai},
+                      {"openai_shuffled.json", Provider::openai},
+                      {"openai_escaped_slash.json", Provider::openai},
+                      {"gemini.json", Provider::gemini}};
+
+/// An OpenAI body whose second row's embedding is `value` (a JSON token or string).
+std::string openai_with(const std::string& value) {
+    return R"({"data":[{"index":0,"embedding":[0.5,-0.25,1]},{"index":1,"embedding":)" + value +
+           "}]}";
+}
+
+/// The mock's vector of `text`, `dims` wide.
+std::vector<float> mock_vector(const std::string& text, std::size_t dims) {
+    std::vector<float> v(dims);
+    nous::http::mock::mock_embedding(text, dims, v.data());
+    return v;
+}
+
+EmbedRequest request_to(const MockServer& server, Provider provider, std::size_t inputs,
+                        int dims = 8) {
+    EmbedRequest r;
+    r.provider = provider;
+    r.base_url = server.base_url() + (provider == Provider::gemini ? "/v1beta" : "/v1");
+    r.api_key = "sk-test";
+    r.model = "text-embedding-mock";
+    r.dimensions = dims;
+    for (std::size_t i = 0; i < inputs; ++i) r.inputs.push_back("text number " + std::to_string(i));
+    return r;
+}
+
+void require_mock_rows(const Embeddings& e, const EmbedRequest& r) {
+    REQUIRE(e.count == r.inputs.size());
+    REQUIRE(e.dimensions == static_cast<std::size_t>(*r.dimensions));
+    for (std::size_t i = 0; i < e.count; ++i) {
+        const auto want = mock_vector(r.inputs[i], e.dimensions);
+        const auto got = e.row(i);
+        REQUIRE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+    }
+}
+
+/// No sleeping between retries: the test's time is not the backoff's.
+const nous::http::testing::Hooks kNoSleep{{}, [](nous::http::Milliseconds) {}, [] { return 0.0; }};
+
+}  // namespace
+
+TEST_CASE("each format's fixture decodes to the same matrix, rows by index") {
+    for (const Case& c : kGood) {
+        INFO(c.name);
+        auto e = parse_embedding_response(c.provider, fixture(c.name), 2);
+        REQUIRE(e);
+        CHECK(e->count == 2);
+        CHECK(e->dimensions == 3);
+        CHECK(e->values == kRows);
+        if (c.provider == Provider::openai && std::string(c.name) != "openai_escaped_slash.json") {
+            REQUIRE(e->usage);
+            CHECK(e->usage->input_tokens == 5);
+        }
+        // The width the caller expects is checked too.
+        CHECK(parse_embedding_response(c.provider, fixture(c.name), 2, 3));
+        auto wrong = parse_embedding_response(c.provider, fixture(c.name), 2, 4);
+        REQUIRE_FALSE(wrong);
+        CHECK(wrong.error().code == ErrorCode::protocol);
+    }
+}
+
+TEST_CASE("every prefix of every fixture is protocol, never a matrix") {
+    for (const Case& c : kGood) {
+        const std::string body = fixture(c.name);
+        // Trailing whitespace is still the whole document.
+        std::size_t whole = body.size();
+        while (whole > 0 && std::isspace(static_cast<unsigned char>(body[whole - 1]))) --whole;
+        for (std::size_t n = 0; n < whole; ++n) {
+            auto e = parse_embedding_response(c.provider, std::string_view(body).substr(0, n), 2);
+            INFO(c.name << " cut at " << n);
+            REQUIRE_FALSE(e);
+            REQUIRE(e.error().code == ErrorCode::protocol);
+        }
+    }
+}
+
+TEST_CASE("counts, widths, indexes and numbers that do not fit the request are protocol") {
+    const std::vector<std::string> bad_tokens = {
+        "[NaN,1,2]",
+        "[Infinity,1,2]",
+        "[-Infinity,1,2]",
+        "[1e999,1,2]",
+        "[01,1,2]",
+        "[.5,1,2]",
+        "[1.,1,2]",
+        "[+1,1,2]",
+        "[1e,1,2]",
+        "[--1,1,2]",
+        "[0x10,1,2]",
+        "[1,2]",
+        "[1,2,3,4]",
+        "[1,2,3,]",
+        "[1 2 3]",
+        "[\"1\",2,3]",
+        "[null,1,2]",
+        "[true,1,2]",
+        "[]",
+        "{}",
+        "null",
+        "\"AAAAPgAAAEA\"",
+        "\"AAAAPgAAAEAAAGD*\"",
+        "\"AAAAPgAAAEAAAGDAAAAA\"",
+        "\"AADAfwAAAEAAAGDA\"",  // base64 of a NaN first value
+        "\"AACAfwAAAEAAAGDA\"",  // +Inf
+        "\"AAAAPgAAAEAAAGDA\\n\"",
+        "\"\""};
+    for (const auto& token : bad_tokens) {
+        INFO(token);
+        auto e = parse_embedding_response(Provider::openai, openai_with(token), 2);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().code == ErrorCode::protocol);
+    }
+    const std::vector<std::string> bad_bodies = {
+        R"({"data":[{"index":0,"embedding":[1,2,3]}]})",  // one row for two inputs
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[1,2,3]},{"index":2,"embedding":[1,2,3]}]})",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":0,"embedding":[1,2,3]}]})",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":5,"embedding":[1,2,3]}]})",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":-1,"embedding":[1,2,3]}]})",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1}]})",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[1,2,3],"embedding":[1,2,3]}]})",
+        R"({"object":"list"})",
+        R"([])",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[1,2,3]}]} x)",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[1,2,3]}],"usage":{"prompt_tokens":"5"}})",
+    };
+    for (const auto& body : bad_bodies) {
+        INFO(body);
+        auto e = parse_embedding_response(Provider::openai, body, 2);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().code == ErrorCode::protocol);
+    }
+    for (const std::string body : {R"({"embeddings":[{"values":[1,2,3]}]})",
+                                   R"({"embeddings":[{"values":[1,2,3]},{"values":[1,2]}]})",
+                                   R"({"embeddings":[{"values":[1,2,3]},{"other":1}]})",
+                                   R"({"embeddings":[{"values":[1,2,3]},{"values":[1,NaN,3]}]})"}) {
+        INFO(body);
+        auto e = parse_embedding_response(Provider::gemini, body, 2);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().code == ErrorCode::protocol);
+    }
+    // An embedding wider than any model's is refused before the matrix is sized by it.
+    std::string wide = "[";
+    for (int i = 0; i < 70000; ++i) wide += i ? ",0" : "0";
+    wide += "]";
+    auto e = parse_embedding_response(Provider::openai, openai_with(wide), 2);
+    REQUIRE_FALSE(e);
+    CHECK(e.error().code == ErrorCode::protocol);
+}
+
+TEST_CASE("a decimal becomes the float nearest it, not a double rounded again") {
+    // Halfway between 1 and the next float, plus a little: the nearest float
+    // is the upper one; parsed as a double first (1 + 2^-24 exactly) and then
+    // rounded to even, it would be 1.
+    auto e = parse_embedding_response(
+        Provider::gemini,
+        R"({"embeddings":[{"values":[1.00000005960464477539062500000001, 0.1, -0, 1e-50, 3.4028234e38, 1E+2]}]})",
+        1);
+    REQUIRE(e);
+    CHECK(e->values[0] == std::nextafter(1.0f, 2.0f));
+    CHECK(e->values[1] == 0.1f);
+    CHECK(e->values[2] == 0.0f);
+    CHECK(std::signbit(e->values[2]));
+    CHECK(e->values[3] == 0.0f);  // too small for a float: its nearest, never an error
+    CHECK(e->values[4] == 3.4028234e38f);
+    CHECK(e->values[5] == 100.0f);
+}
+
+TEST_CASE("the request bodies: base64 by default, floats when asked, dimensions, Gemini's shape") {
+    MockServer server;
+    std::mutex mutex;
+    std::vector<MockRequest> seen;
+    server.set_handler([&](const MockRequest& request, MockResponse&) {
+        std::lock_guard lock(mutex);
+        seen.push_back(request);
+        return false;  // the mock answers
+    });
+    server.start();
+    auto openai = request_to(server, Provider::openai, 2, 16);
+    REQUIRE(embed(openai));
+    openai.float_encoding = true;
+    openai.dimensions.reset();
+    auto floats = embed(openai);
+    REQUIRE(floats);
+    CHECK(floats->dimensions == 1536);  // the mock's default: the width comes from the answer
+    auto gemini = request_to(server, Provider::gemini, 2, 16);
+    REQUIRE(embed(gemini));
+    REQUIRE(seen.size() == 3);
+    auto body = [&](std::size_t i) {
+        rapidjson::Document d;
+        d.Parse(seen[i].body.c_str());
+        REQUIRE(d.IsObject());
+        return d;
+    };
+    auto first = body(0);
+    CHECK(seen[0].target == "/v1/embeddings");
+    CHECK(*seen[0].header("authorization") == "Bearer sk-test");
+    CHECK(std::string(first["encoding_format"].GetString()) == "base64");
+    CHECK(first["dimensions"].GetInt() == 16);
+    CHECK(first["input"].Size() == 2);
+    CHECK(std::string(first["input"][1].GetString()) == "text number 1");
+    auto second = body(1);
+    CHECK(std::string(second["encoding_format"].GetString()) == "float");
+    CHECK_FALSE(second.HasMember("dimensions"));
+    auto third = body(2);
+    CHECK(seen[2].target == "/v1beta/models/text-embedding-mock:batchEmbedContents");
+    CHECK(*seen[2].header("x-goog-api-key") == "sk-test");
+    CHECK(third["requests"].Size() == 2);
+    CHECK(std::string(third["requests"][0]["model"].GetString()) == "models/text-embedding-mock");
+    CHECK(std::string(third["requests"][1]["content"]["parts"][0]["text"].GetString()) ==
+          "text number 1");
+    CHECK(third["requests"][0]["outputDimensionality"].GetInt() == 16);
+    server.stop();
+}
+
+TEST_CASE("bad requests are refused before any connection") {
+    MockServer server;
+    server.start();
+    auto check_refused = [&](EmbedRequest r, const std::string& words) {
+        auto e = embed(r);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(e.error().message, Catch::Contains(words));
+    };
+    auto r = request_to(server, Provider::openai, 3);
+    auto anthropic = r;
+    anthropic.provider = Provider::anthropic;
+    check_refused(anthropic, "anthropic has no embeddings API");
+    auto empty = r;
+    empty.inputs[1].clear();
+    check_refused(empty, "input 1 is empty");
+    auto none = r;
+    none.inputs.clear();
+    check_refused(none, "at least one input");
+    auto no_model = r;
+    no_model.model.clear();
+    check_refused(no_model, "model");
+    auto zero_dims = r;
+    zero_dims.dimensions = 0;
+    check_refused(zero_dims, "dimensions");
+    auto zero_batch = r;
+    zero_batch.batch_size = 0;
+    check_refused(zero_batch, "batch_size");
+    auto zero_concurrency = r;
+    zero_concurrency.concurrency = 0;
+    check_refused(zero_concurrency, "concurrency");
+    auto bad_header = r;
+    bad_header.headers = {{"x-bad", "a\r\nb"}};
+    CHECK_FALSE(embed(bad_header));
+    CHECK(server.requests_served() == 0);
+    server.stop();
+}
+
+TEST_CASE("5000 inputs in batches of 2048: three requests, rows in order, usage summed") {
+    MockServer server;
+    std::mutex mutex;
+    std::vector<std::size_t> batch_sizes;
+    server.set_handler([&](const MockRequest& request, MockResponse&) {
+        rapidjson::Document d;
+        d.Parse(request.body.c_str());
+        std::lock_guard lock(mutex);
+        batch_sizes.push_back(d["input"].Size());
+        return false;
+    });
+    server.start();
+    auto r = request_to(server, Provider::openai, 5000);
+    r.batch_size = 2048;
+    auto e = embed(r);
+    REQUIRE(e);
+    require_mock_rows(e.value(), r);
+    std::sort(batch_sizes.begin(), batch_sizes.end());
+    CHECK(batch_sizes == std::vector<std::size_t>{904, 2048, 2048});
+    REQUIRE(e->batches.size() == 3);
+    CHECK(e->batches[0].first == 0);
+    CHECK(e->batches[1].first == 2048);
+    CHECK(e->batches[2].first == 4096);
+    CHECK(e->batches[2].count == 904);
+    std::int64_t tokens = 0;
+    for (const auto& b : e->batches) {
+        CHECK_FALSE(b.request_id.empty());
+        REQUIRE(b.input_tokens);
+        tokens += *b.input_tokens;
+    }
+    REQUIRE(e->usage);
+    CHECK(e->usage->input_tokens == tokens);
+    CHECK(tokens >= 5000);
+    CHECK(e->rate_limit);
+    server.stop();
+}
+
+TEST_CASE("the default batches: 2048 for OpenAI, 100 for Gemini, and OpenAI's token budget") {
+    MockServer server;
+    server.start();
+    auto gemini = request_to(server, Provider::gemini, 250);
+    auto g = embed(gemini);
+    REQUIRE(g);
+    require_mock_rows(g.value(), gemini);
+    REQUIRE(g->batches.size() == 3);
+    CHECK(g->batches[2].count == 50);
+    CHECK_FALSE(g->usage);  // Gemini reports none
+    // 10 inputs of ~66,667 estimated tokens each: four fit under 300,000.
+    auto big = request_to(server, Provider::openai, 10, 4);
+    for (std::size_t i = 0; i < big.inputs.size(); ++i)
+        big.inputs[i] = std::string(200'000, static_cast<char>('a' + i));
+    auto b = embed(big);
+    REQUIRE(b);
+    require_mock_rows(b.value(), big);
+    REQUIRE(b->batches.size() == 3);
+    CHECK(b->batches[0].count == 4);
+    CHECK(b->batches[1].count == 4);
+    CHECK(b->batches[2].count == 2);
+    server.stop();
+}
+
+TEST_CASE("up to `concurrency` requests in flight, never more") {
+    MockServer server;
+    std::mutex mutex;
+    std::condition_variable changed;
+    int in_flight = 0, most = 0;
+    bool released = false;
+    server.set_handler([&](const MockRequest&, MockResponse&) {
+        std::unique_lock lock(mutex);
+        most = std::max(most, ++in_flight);
+        changed.notify_all();
+        // The first requests wait until four are in flight at once: embed()
+        // must have them all out, or this test fails by its timeout.
+        changed.wait_for(lock, std::chrono::seconds(20),
+                         [&] { return released || in_flight == 4; });
+        released = true;
+        changed.notify_all();
+        --in_flight;
+        return false;
+    });
+    server.start();
+    auto r = request_to(server, Provider::openai, 80);
+    r.batch_size = 10;
+    r.concurrency = 4;
+    auto e = embed(r);
+    REQUIRE(e);
+    require_mock_rows(e.value(), r);
+    CHECK(most == 4);
+    server.stop();
+}
+
+TEST_CASE(
+    "a failed batch is retried by the retry policy, and one that keeps failing names its inputs") {
+    MockServer server;
+    std::mutex mutex;
+    int failures_left = 1;
+    bool always = false;
+    server.set_handler([&](const MockRequest& request, MockResponse& response) {
+        std::lock_guard lock(mutex);
+        if (request.body.find("\"text number 30\"") == std::string::npos) return false;
+        if (!always && failures_left == 0) return false;
+        --failures_left;
+        response.status = 500;
+        response.body = R"({"error":{"message":"boom","type":"server_error"}})";
+        return true;
+    });
+    server.start();
+    auto r = request_to(server, Provider::openai, 50);
+    r.batch_size = 20;
+    nous::http::Options options;
+    options.max_retries = 1;
+    options.test_hooks = &kNoSleep;
+    auto e = embed(r, options);
+    REQUIRE(e);
+    require_mock_rows(e.value(), r);
+    CHECK(server.requests_served() == 4);  // three batches, one of them twice
+
+    always = true;
+    auto failed = embed(r, options);
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().code == ErrorCode::http_status);
+    CHECK(failed.error().status == 500);
+    CHECK_THAT(failed.error().message, Catch::StartsWith("inputs 20-39: HTTP 500: boom"));
+    server.stop();
+}
+
+TEST_CASE("a compatible server that ignores base64 and shuffles its rows is read all the same") {
+    MockServer server;
+    server.set_handler([&](const MockRequest& request, MockResponse& response) {
+        // Floats in reverse order, whatever encoding was asked.
+        rapidjson::Document d;
+        d.Parse(request.body.c_str());
+        const auto& input = d["input"];
+        std::string body = R"({"data":[)";
+        for (rapidjson::SizeType i = input.Size(); i-- > 0;) {
+            body += R"({"object":"embedding","embedding":[)";
+            const auto v = mock_vector(input[i].GetString(), 8);
+            for (std::size_t j = 0; j < v.size(); ++j)
+                body += (j ? "," : "") + std::to_string(v[j]);
+            body += R"(],"index":)" + std::to_string(i) + "}" + (i ? "," : "");
+        }
+        response.body = body + "]}";
+        return true;
+    });
+    server.start();
+    auto r = request_to(server, Provider::openai, 7);
+    auto e = embed(r);
+    REQUIRE(e);
+    REQUIRE(e->dimensions == 8);
+    for (std::size_t i = 0; i < 7; ++i) {
+        const auto want = mock_vector(r.inputs[i], 8);
+        for (std::size_t j = 0; j < 8; ++j) CHECK(e->row(i)[j] == Approx(want[j]).margin(1e-6));
+    }
+    CHECK_FALSE(e->usage);
+    server.stop();
+}
+
+TEST_CASE("the mock's faults reach embed() as its errors, the range named") {
+    MockServer server;
+    server.start();
+    auto r = request_to(server, Provider::openai, 3);
+    nous::http::Options no_retries;
+    no_retries.max_retries = 0;
+    const std::pair<const char*, ErrorCode> faults[] = {{"rate_limit", ErrorCode::http_status},
+                                                        {"quota", ErrorCode::http_status},
+                                                        {"server_error", ErrorCode::http_status},
+                                                        {"truncate", ErrorCode::truncated}};
+    for (const auto& [fault, code] : faults) {
+        INFO(fault);
+        auto failing = r;
+        failing.headers = {{"x-mock-fault", fault}};
+        auto e = embed(failing, no_retries);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().code == code);
+        CHECK_THAT(e.error().message, Catch::StartsWith("inputs 0-2: "));
+    }
+    auto quota = r;
+    quota.headers = {{"x-mock-fault", "quota"}};
+    CHECK(embed(quota, no_retries).error().quota_exhausted);
+    server.stop();
+}
