@@ -7,11 +7,15 @@
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
+#include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <sstream>
 
+#include "llm/embeddings/vector_json.hpp"
 #include "mock/embedding_replies.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/llm/embed.hpp"
@@ -209,6 +213,38 @@ TEST_CASE("a decimal becomes the float nearest it, not a double rounded again") 
     CHECK(e->values[3] == 0.0f);  // too small for a float: its nearest, never an error
     CHECK(e->values[4] == 3.4028234e38f);
     CHECK(e->values[5] == 100.0f);
+}
+
+TEST_CASE("the one-pass number reader agrees with std::from_chars on every float it reads") {
+    // Its double fast path must give the nearest float, as from_chars does,
+    // including where the double lands exactly halfway between two floats.
+    auto read = [](const std::string& text) {
+        float value = -1;
+        const char* end =
+            nous::llm::detail::parse_json_float(text.data(), text.data() + text.size(), value);
+        REQUIRE(end == text.data() + text.size());
+        return value;
+    };
+    CHECK(read("16777217") == 16777216.0f);            // halfway, exactly: to even
+    CHECK(read("16777217.000000001") == 16777218.0f);  // just above halfway
+    CHECK(read("16777216.999999999") == 16777216.0f);
+    CHECK(read("-0.0") == 0.0f);
+    std::mt19937_64 random(0x5eed);
+    char text[64];
+    for (int i = 0; i < 200000; ++i) {
+        // Values of every scale embeddings and other JSON carry, at 1 to 17 digits.
+        const double magnitude = std::pow(10.0, static_cast<int>(random() % 40) - 25);
+        const double value =
+            (static_cast<double>(random() >> 11) / 9007199254740992.0 - 0.5) * magnitude;
+        const int precision = 1 + static_cast<int>(random() % 17);
+        const int n = std::snprintf(text, sizeof text, i % 2 ? "%.*g" : "%.*e", precision, value);
+        const std::string token(text, static_cast<std::size_t>(n));  // e-05: JSON takes it
+        float want = 0;
+        auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), want);
+        if (ec != std::errc()) continue;  // out of a float's range: the slow path's own test above
+        INFO(token);
+        REQUIRE(read(token) == want);
+    }
 }
 
 TEST_CASE("the request bodies: base64 by default, floats when asked, dimensions, Gemini's shape") {

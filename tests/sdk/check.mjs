@@ -1,6 +1,7 @@
 // The providers' official SDKs against `nouscli mock-server`: text, tool
 // calls, a tool-result turn, reasoning (with its signature sent back) and the
-// Responses API, streamed and not. Run by tests/sdk/run.sh:
+// Responses API, streamed and not; embeddings (openai-node's base64, Gemini's
+// embedContent). Run by tests/sdk/run.sh:
 //   node check.mjs BASE_URL        (the mock started with --tokens 8)
 // Prints one line per check and exits 1 when any failed.
 
@@ -248,6 +249,38 @@ await attempt('gemini responseJsonSchema', async () => {
     let value = null;
     try { value = JSON.parse(r.text); } catch (e) { value = r.text; }
     check('gemini responseJsonSchema: JSON valid against it', validPlan(value), r.text);
+});
+
+// ---- embeddings ---------------------------------------------------------------------
+// openai-node asks for base64 and decodes it itself (little-endian float32):
+// its vectors must be the mock's float answer for the same text, bit for bit,
+// and Gemini's embedContent the same vectors again.
+await attempt('openai embeddings', async () => {
+    const input = ['first text', 'second text'];
+    const b64 = await openai.embeddings.create({ model: 'text-embedding-3-small', input, dimensions: 64 });
+    const floats = await openai.embeddings.create({
+        model: 'text-embedding-3-small', input, dimensions: 64, encoding_format: 'float' });
+    const rows = b64.data.map((d) => Array.from(d.embedding));
+    check('openai embeddings.create: two rows of 64', rows.length === 2 && rows.every((r) => r.length === 64),
+          rows.map((r) => r.length));
+    check('openai embeddings.create: unit vectors',
+          rows.every((r) => Math.abs(r.reduce((s, v) => s + v * v, 0) - 1) < 1e-5), rows[0].slice(0, 4));
+    check('openai embeddings.create: base64 equals the float answer bit for bit',
+          rows.every((r, i) => r.every((v, j) => v === Math.fround(floats.data[i].embedding[j]))),
+          [rows[0].slice(0, 3), floats.data[0].embedding.slice(0, 3)]);
+    check('openai embeddings.create: usage', b64.usage.prompt_tokens > 0, b64.usage);
+    globalThis.firstVector = rows[0];
+});
+
+await attempt('gemini embedContent', async () => {
+    const r = await gemini.models.embedContent({
+        model: 'text-embedding-004', contents: ['first text', 'second text'],
+        config: { outputDimensionality: 64 } });
+    const values = r.embeddings.map((e) => e.values);
+    check('gemini embedContent: two rows of 64', values.length === 2 && values.every((v) => v.length === 64),
+          values.map((v) => v.length));
+    check('gemini embedContent: the same vector as OpenAI\'s endpoint',
+          values[0].every((v, j) => Math.fround(v) === globalThis.firstVector[j]), values[0].slice(0, 3));
 });
 
 console.log(failed ? `${failed} check(s) failed` : 'all SDK checks passed');

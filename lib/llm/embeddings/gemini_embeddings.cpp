@@ -57,6 +57,7 @@ class GeminiEmbeddings final : public EmbeddingFormat {
         bool has_embeddings = false;
         const bool shaped = cursor.object([&](std::string_view key) {
             if (key != "embeddings") return cursor.skip_value();
+            if (has_embeddings) return false;  // a second list: which one would be meant?
             has_embeddings = true;
             return cursor.array([&] {
                 const std::size_t index = items++;

@@ -134,6 +134,7 @@ class OpenAIEmbeddings final : public EmbeddingFormat {
         bool has_data = false;
         const bool shaped = cursor.object([&](std::string_view key) {
             if (key == "data") {
+                if (has_data) return false;  // a second list: which one would be meant?
                 has_data = true;
                 return cursor.array([&] {
                     bad = ItemReader(batch, items++).read(cursor);

@@ -188,9 +188,29 @@ bool JsonCursor::floats(std::vector<float>& out) {
     return eat(']');
 }
 
-const char* parse_json_float(const char* p, const char* end, float& out) noexcept {
-    const char* e = number_end(p, end);
-    if (!e) return nullptr;
+namespace {
+
+/// The exact powers of ten a double holds (10^22 is the last).
+constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/// Whether the 8 bytes at `p` are all ASCII digits (read little-endian).
+bool eight_digits(std::uint64_t v) noexcept {
+    return ((v & 0xF0F0F0F0F0F0F0F0ull) |
+            (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
+}
+
+/// The value of 8 ASCII digits read little-endian, three multiplications
+/// instead of eight steps (the SWAR reading fast_float and simdjson use).
+std::uint64_t eight_digits_value(std::uint64_t v) noexcept {
+    v = (v & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+    v = (v & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+    return (v & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+}
+
+/// The general reading: std::from_chars, the float nearest the decimal.
+const char* parse_float_slow(const char* p, const char* e, float& out) noexcept {
     auto [ptr, ec] = std::from_chars(p, e, out);
     if (ec == std::errc::result_out_of_range) {
         // Too small for a float is its nearest float (0 or subnormal), as a
@@ -205,6 +225,89 @@ const char* parse_json_float(const char* p, const char* end, float& out) noexcep
     }
     if (ec != std::errc() || ptr != e) return nullptr;
     return e;
+}
+
+}  // namespace
+
+const char* parse_json_float(const char* p, const char* end, float& out) noexcept {
+    // One pass that checks the grammar and gathers the digits; the value of an
+    // embedding's usual number (up to 19 significant digits, a small exponent)
+    // then comes from one double operation, and std::from_chars reads the rest.
+    const char* start = p;
+    const bool negative = p != end && *p == '-';
+    if (negative) ++p;
+    if (p == end) return nullptr;
+    std::uint64_t digits = 0;  // the significant digits, at most 19 of them
+    int kept = 0;              // how many digits `digits` holds (leading zeros not counted)
+    int exponent = 0;          // the value is digits x 10^exponent
+    bool dropped = false;      // a nonzero digit past the 19th: not exact
+    auto take = [&](char c, bool fraction) {
+        if (kept < 19) {
+            digits = digits * 10 + static_cast<std::uint64_t>(c - '0');
+            kept += digits != 0;
+            exponent -= fraction;
+        } else {
+            dropped |= c != '0';
+            exponent += !fraction;
+        }
+    };
+    if (*p == '0') {
+        ++p;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p != end && is_digit(*p)) take(*p++, false);
+    } else {
+        return nullptr;
+    }
+    if (p != end && *p == '.') {
+        if (++p == end || !is_digit(*p)) return nullptr;
+        if (digits == 0)  // 0.0123: the zeros before the first significant digit
+            while (p != end && *p == '0') take(*p++, true);
+        // An embedding's fraction is 8 or 9 digits: 8 of them at once.
+        if constexpr (std::endian::native == std::endian::little) {
+            std::uint64_t chunk = 0;
+            while (end - p >= 8 && kept + 8 <= 19 &&
+                   (std::memcpy(&chunk, p, 8), eight_digits(chunk))) {
+                digits = digits * 100000000 + eight_digits_value(chunk);
+                kept += digits != 0 ? 8 : 0;
+                exponent -= 8;
+                p += 8;
+            }
+        }
+        while (p != end && is_digit(*p)) take(*p++, true);
+    }
+    if (p != end && (*p == 'e' || *p == 'E')) {
+        ++p;
+        const bool minus = p != end && *p == '-';
+        if (p != end && (*p == '+' || *p == '-')) ++p;
+        if (p == end || !is_digit(*p)) return nullptr;
+        int written = 0;
+        while (p != end && is_digit(*p)) {
+            if (written < 100000) written = written * 10 + (*p - '0');
+            ++p;
+        }
+        exponent += minus ? -written : written;
+    }
+    // Exact inputs to one correctly rounded double: `digits` below 2^53 and a
+    // power of ten a double holds exactly (Clinger's fast path).
+    if (!dropped && digits <= (std::uint64_t{1} << 53) && exponent >= -22 && exponent <= 22) {
+        const double wide = exponent < 0 ? static_cast<double>(digits) / kPowersOfTen[-exponent]
+                                         : static_cast<double>(digits) * kPowersOfTen[exponent];
+        // That double rounds to the float nearest the decimal unless it sits
+        // exactly halfway between two floats (the 29 bits a float drops are
+        // 1000...0), where the decimal's own side decides; and only among
+        // normal floats, whose 24 bits of precision that rule counts on.
+        const std::uint64_t bits = std::bit_cast<std::uint64_t>(wide);
+        const bool halfway = (bits & 0x1FFFFFFFull) == 0x10000000ull;
+        const bool normal =
+            wide == 0 || (wide >= static_cast<double>(std::numeric_limits<float>::min()) &&
+                          wide <= static_cast<double>(std::numeric_limits<float>::max()));
+        if (!halfway && normal) {
+            const float value = static_cast<float>(wide);
+            out = negative ? -value : value;
+            return p;
+        }
+    }
+    return parse_float_slow(start, p, out);
 }
 
 bool base64_float_count(std::string_view text, std::size_t& count) noexcept {
