@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config libpoco-dev libconcurrentqueue-dev \
   libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server clang clang-format \
-  nginx wrk redis-server python3-numpy
+  nginx wrk redis-server libhiredis-dev python3-numpy
 PREFIX ?= /usr/local
 
 .PHONY: all deps build test test-nocurl sdk-test demo bench asan tsan fuzz format format-check install clean

@@ -167,6 +167,7 @@ TEST_CASE("counts, widths, indexes and numbers that do not fit the request are p
         R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":5,"embedding":[1,2,3]}]})",
         R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":-1,"embedding":[1,2,3]}]})",
         R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1}]})",
+        R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"index":0,"embedding":[1,2,3]}]})",
         R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[1,2,3],"embedding":[1,2,3]}]})",
         R"({"object":"list"})",
         R"([])",

@@ -25,7 +25,11 @@ int cmd_mock_server(int argc, char** argv) {
         "stream pacing (0: as fast as possible)")("first-token-ms", po::value(&first_token_ms),
                                                   "latency before the first streamed token")(
         "tool-call", po::value(&o.tool_call),
-        "chat replies call this tool (default: only when tools are offered)");
+        "chat replies call this tool (default: only when tools are offered)")(
+        "fault", po::value(&o.fault),
+        "every request fails as x-mock-fault: NAME would make it (a request's own header wins)")(
+        "rpm", po::value(&o.rpm), "requests per minute per key; past it a 429 with retry-after")(
+        "tpm", po::value(&o.tpm), "tokens (input and output) per minute per key");
     po::variables_map vm;
     if (auto end = parse_command("mock-server", argc, argv, desc, vm)) return *end;
     // Every option checked: --tokens -1 streamed for ever, a NaN rate never paced.
@@ -35,12 +39,16 @@ int cmd_mock_server(int argc, char** argv) {
         return usage_error("mock-server", "--tokens-per-second must be between 0 and 1e9");
     if (first_token_ms < 0 || first_token_ms > 86400000LL)
         return usage_error("mock-server", "--first-token-ms must be between 0 and 86400000");
+    if (o.rpm < 0 || o.tpm < 0)
+        return usage_error("mock-server", "--rpm and --tpm must be 0 or more");
     o.port = static_cast<std::uint16_t>(port);
     o.nagle = vm.count("nagle") > 0;
     o.first_token_latency = std::chrono::milliseconds(first_token_ms);
     MockServer server(o);
     try {
         server.start();
+    } catch (const std::invalid_argument& e) {  // --fault NAME it does not know
+        return usage_error("mock-server", e.what());
     } catch (const std::exception& e) {
         std::cerr << "nouscli: " << e.what() << "\n";
         return connection;

@@ -57,3 +57,7 @@ printf '%s' '{"type":"object","properties":{"city":{"type":"string"}}}' >"$schem
 echo "\$ nouscli chat 'Plan a trip' --base-url $base/v1 --model mock-1 --schema (no additionalProperties)"
 "$nouscli" chat 'Plan a trip' --base-url "$base/v1" --model mock-1 --schema "$schema" ||
   echo "(exit $?: refused before any connection, naming the node and the rule)"
+echo
+echo "# embeddings: one call, rows by input, base64 on the wire (8 dimensions shown, -v names each request)"
+echo "\$ nouscli embed 'first text' 'second text' --base-url $base/v1 --model text-embedding-3-small --dimensions 8 -v"
+"$nouscli" embed 'first text' 'second text' --base-url "$base/v1" --model text-embedding-3-small --dimensions 8 -v

@@ -5,7 +5,10 @@
 
 #include "faults.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 
 namespace nous::http::mock {
 
@@ -55,9 +58,18 @@ std::string gemini_error(int code, std::string_view message, std::string_view st
 
 }  // namespace
 
-std::optional<Fault> requested_fault(const MockRequest& request, MockResponse& error) {
-    auto value = request.header("x-mock-fault");
-    if (!value || value->empty()) return Fault::none;
+bool is_fault_name(const std::string& name) {
+    if (name.empty()) return true;
+    for (const auto& f : kFaults)
+        if (f.name == name) return true;
+    return false;
+}
+
+std::optional<Fault> requested_fault(const MockRequest& request, const std::string& default_fault,
+                                     MockResponse& error) {
+    auto value = request.header("x-mock-fault");  // a request's own header wins
+    if (!value) value = default_fault;
+    if (value->empty()) return Fault::none;
     for (const auto& f : kFaults)
         if (f.name == *value) return f.fault;
     std::string known;
@@ -78,24 +90,80 @@ std::chrono::milliseconds fault_delay(const MockRequest& request) {
     return std::chrono::milliseconds(1000);
 }
 
-HeaderList operations_headers(Format format, const std::string& request_id, bool exhausted) {
+namespace {
+
+/// A Go-style duration, as OpenAI writes its resets: "850ms", "37.512s".
+std::string go_duration(std::chrono::system_clock::duration d) {
+    const long long ms =
+        std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+    if (ms < 1000) return std::to_string(ms) + "ms";
+    char out[32];
+    std::snprintf(out, sizeof out, "%lld.%03llds", ms / 1000, ms % 1000);
+    return out;
+}
+
+/// An RFC 3339 time in UTC, as Anthropic writes its resets.
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+    const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char out[32];
+    std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return out;
+}
+
+}  // namespace
+
+LimitState exhausted_limits() {
+    LimitState s;
+    s.requests_remaining = 0;
+    s.tokens_remaining = 0;
+    s.reset = std::chrono::system_clock::now() + std::chrono::milliseconds(20);
+    return s;
+}
+
+HeaderList operations_headers(Format format, const std::string& request_id,
+                              const LimitState& limits) {
     if (format == Format::anthropic) {
-        const char* reset = exhausted ? "2000-01-01T00:00:01Z" : "2099-01-01T00:00:00Z";
-        return {{"request-id", request_id},
-                {"anthropic-ratelimit-requests-limit", "50"},
-                {"anthropic-ratelimit-requests-remaining", exhausted ? "0" : "49"},
-                {"anthropic-ratelimit-requests-reset", reset},
-                {"anthropic-ratelimit-tokens-limit", "100000"},
-                {"anthropic-ratelimit-tokens-remaining", exhausted ? "0" : "99000"},
-                {"anthropic-ratelimit-tokens-reset", reset}};
+        const std::string reset = rfc3339(limits.reset);
+        return {
+            {"request-id", request_id},
+            {"anthropic-ratelimit-requests-limit", std::to_string(limits.requests_limit)},
+            {"anthropic-ratelimit-requests-remaining", std::to_string(limits.requests_remaining)},
+            {"anthropic-ratelimit-requests-reset", reset},
+            {"anthropic-ratelimit-tokens-limit", std::to_string(limits.tokens_limit)},
+            {"anthropic-ratelimit-tokens-remaining", std::to_string(limits.tokens_remaining)},
+            {"anthropic-ratelimit-tokens-reset", reset}};
     }
+    const std::string reset = go_duration(limits.reset - std::chrono::system_clock::now());
     return {{"x-request-id", request_id},
-            {"x-ratelimit-limit-requests", "5000"},
-            {"x-ratelimit-remaining-requests", exhausted ? "0" : "4999"},
-            {"x-ratelimit-reset-requests", exhausted ? "20ms" : "12ms"},
-            {"x-ratelimit-limit-tokens", "800000"},
-            {"x-ratelimit-remaining-tokens", exhausted ? "0" : "799000"},
-            {"x-ratelimit-reset-tokens", exhausted ? "20ms" : "6m0s"}};
+            {"x-ratelimit-limit-requests", std::to_string(limits.requests_limit)},
+            {"x-ratelimit-remaining-requests", std::to_string(limits.requests_remaining)},
+            {"x-ratelimit-reset-requests", reset},
+            {"x-ratelimit-limit-tokens", std::to_string(limits.tokens_limit)},
+            {"x-ratelimit-remaining-tokens", std::to_string(limits.tokens_remaining)},
+            {"x-ratelimit-reset-tokens", reset}};
+}
+
+MockResponse limit_reply(Format format, const std::string& request_id, const LimitState& limits) {
+    const auto left = limits.reset - std::chrono::system_clock::now();
+    const long long seconds = std::max<long long>(
+        1, (std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 999) / 1000);
+    const bool anthropic = format == Format::anthropic, gemini = format == Format::gemini;
+    MockResponse r = json_reply(
+        429,
+        anthropic ? anthropic_error("rate_limit_error",
+                                    "Number of requests has exceeded your per-minute rate limit")
+        : gemini  ? gemini_error(
+                        429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED",
+                        R"([{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":")" +
+                            std::to_string(seconds) + R"(s"}])")
+                 : openai_error("Rate limit reached for requests per minute", "requests",
+                                "rate_limit_exceeded"));
+    r.headers.emplace_back("retry-after", std::to_string(seconds));
+    const HeaderList operations = operations_headers(format, request_id, limits);
+    r.headers.insert(r.headers.end(), operations.begin(), operations.end());
+    return r;
 }
 
 std::optional<MockResponse> error_reply(Format format, Fault fault) {

@@ -12,6 +12,7 @@
 
 #include "nous/mock/mock_server.hpp"
 #include "provider_formats.hpp"
+#include "rate_limits.hpp"
 
 namespace nous::http::mock {
 
@@ -31,16 +32,28 @@ enum class Fault {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
-/// The fault a request asks for; nullopt (and `error`, a 400) for a value the mock does not know.
-std::optional<Fault> requested_fault(const MockRequest& request, MockResponse& error);
+/// The fault a request asks for (its x-mock-fault header, else `default_fault`,
+/// the server's --fault); nullopt (and `error`, a 400) for a name the mock does not know.
+std::optional<Fault> requested_fault(const MockRequest& request, const std::string& default_fault,
+                                     MockResponse& error);
+/// Whether `name` is a fault the mock plays ("" is none).
+bool is_fault_name(const std::string& name);
 
 /// How long slow_first_token waits: x-mock-fault-ms, else 1000 ms.
 std::chrono::milliseconds fault_delay(const MockRequest& request);
 
 /// A request id as each provider names it (Anthropic: request-id), and the
-/// rate-limit headers each sends (OpenAI's Go-style resets; Anthropic's RFC
-/// 3339 times); `exhausted`: nothing remains (the rate_limit fault).
-HeaderList operations_headers(Format format, const std::string& request_id, bool exhausted);
+/// rate-limit headers each sends of `limits` (OpenAI's Go-style resets;
+/// Anthropic's RFC 3339 times).
+HeaderList operations_headers(Format format, const std::string& request_id,
+                              const LimitState& limits);
+/// The limits the rate_limit fault reports: nothing left, back in 20 ms.
+LimitState exhausted_limits();
+
+/// The provider's 429 for a request past the server's --rpm / --tpm: its
+/// rate-limit error with `retry-after` (seconds to the window's end; Gemini:
+/// RetryInfo), and the operations headers of `limits`.
+MockResponse limit_reply(Format format, const std::string& request_id, const LimitState& limits);
 
 /// The whole error reply of a fault answered before any body (rate_limit,
 /// quota, overloaded, server_error); nullopt for the other faults.

@@ -53,6 +53,7 @@ bool peer_gone(int fd) {
 
 struct MockServer::Impl {
     MockServerOptions options;
+    std::unique_ptr<mock::RateLimiter> limiter;  ///< made by start(), from the options
     int listen_fd = -1;
     std::uint16_t port = 0;
     std::thread acceptor;
@@ -225,12 +226,18 @@ struct MockServer::Impl {
         bool stream = false;
         mock::Reply reply;
         MockResponse error;
-        auto fault = mock::requested_fault(request, error);
+        auto fault = mock::requested_fault(request, options.fault, error);
         if (!fault || !mock::read_chat(route, request, options, *fault, stream, reply, error))
             return write_response(fd, error);
         const std::string id = "req_mock_" + std::to_string(served.load());
-        const auto operations =
-            mock::operations_headers(route.format, id, *fault == Fault::rate_limit);
+        mock::LimitState limits;
+        const std::int64_t output_tokens =
+            reply.pieces.empty() ? reply.tokens : static_cast<std::int64_t>(reply.pieces.size());
+        if (!limiter->admit(mock::credential_of(request), reply.prompt_tokens, output_tokens,
+                            limits))
+            return write_response(fd, mock::limit_reply(route.format, id, limits));
+        const auto operations = mock::operations_headers(
+            route.format, id, *fault == Fault::rate_limit ? mock::exhausted_limits() : limits);
         if (auto failed = mock::error_reply(route.format, *fault)) {
             failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
             return write_response(fd, *failed);
@@ -270,14 +277,17 @@ struct MockServer::Impl {
     bool answer_embeddings(int fd, const mock::EmbeddingRoute& route, const MockRequest& request) {
         using mock::Fault;
         MockResponse error;
-        auto fault = mock::requested_fault(request, error);
+        auto fault = mock::requested_fault(request, options.fault, error);
         std::string body;
         std::int64_t input_tokens = 0;
         if (!fault || !mock::embedding_reply(route, request, body, input_tokens, error))
             return write_response(fd, error);
         const std::string id = "req_mock_" + std::to_string(served.load());
-        const auto operations =
-            mock::operations_headers(route.format, id, *fault == Fault::rate_limit);
+        mock::LimitState limits;
+        if (!limiter->admit(mock::credential_of(request), input_tokens, 0, limits))
+            return write_response(fd, mock::limit_reply(route.format, id, limits));
+        const auto operations = mock::operations_headers(
+            route.format, id, *fault == Fault::rate_limit ? mock::exhausted_limits() : limits);
         if (auto failed = mock::error_reply(route.format, *fault)) {
             failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
             return write_response(fd, *failed);
@@ -378,6 +388,10 @@ void MockServer::start() {
     if (o.first_token_latency.count() < 0 || o.idle_close.count() < 0)
         throw std::invalid_argument("mock server: a negative duration");
     if (o.max_connections == 0) throw std::invalid_argument("mock server: max_connections 0");
+    if (!mock::is_fault_name(o.fault))
+        throw std::invalid_argument("mock server: unknown fault " + o.fault);
+    if (o.rpm < 0 || o.tpm < 0) throw std::invalid_argument("mock server: a negative rpm or tpm");
+    impl_->limiter = std::make_unique<mock::RateLimiter>(o.rpm, o.tpm);
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("mock server: socket() failed");
     int one = 1;

@@ -24,6 +24,10 @@ class ItemReader {
         std::optional<std::string> bad;
         const bool shaped = cursor.object([&](std::string_view key) {
             if (key == "index") {
+                if (index_) {
+                    bad = "an item with two indexes";
+                    return false;
+                }
                 std::int64_t index = -1;
                 if (!cursor.integer(index) || index < 0) {
                     bad = "an embedding whose index is not a number of 0 or more";

@@ -71,6 +71,16 @@ struct MockServerOptions {
     /// Chat replies (all three formats) call this tool even when the request
     /// offers none; empty: a tool call only when the request offers tools.
     std::string tool_call;
+    /// Every chat and embeddings request fails this way, as the request
+    /// header `x-mock-fault: NAME` would make it (a request's own header
+    /// wins); empty: none. start() refuses an unknown name.
+    std::string fault;
+    /// Per-key limits (the key: the credential header's value), requests and
+    /// tokens per minute, in windows aligned to the clock's minute; past one
+    /// the reply is the provider's 429 with `retry-after`. tpm counts a
+    /// request's input tokens (the mock's count) and the output it answers
+    /// with. 0: no limit (the rate-limit headers still give real resets).
+    std::int64_t rpm = 0, tpm = 0;
 };
 
 class MockServer {
