@@ -371,3 +371,66 @@ TEST_CASE(
     CHECK(code == 0);
 }
 #endif
+
+TEST_CASE(
+    "mock server: --rpm per key counts down for real, then the provider's 429 with retry-after") {
+    MockServerOptions o;
+    o.rpm = 2;
+    MockServer server(o);
+    server.start();
+    Options no_retry;
+    no_retry.max_retries = 0;
+    const std::string body = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+    auto call = [&](const std::string& key) {
+        return post(server.base_url() + "/v1/chat/completions", body,
+                    {{"authorization", "Bearer " + key}}, no_retry);
+    };
+    auto first = call("sk-a");
+    REQUIRE(first);
+    CHECK(*first->header("x-ratelimit-limit-requests") == "2");
+    CHECK(*first->header("x-ratelimit-remaining-requests") == "1");
+    // The reset is the end of the current minute: within 60 s, never decades away.
+    auto limit = nous::llm::parse_rate_limit(first->headers);
+    REQUIRE(limit);
+    REQUIRE(limit->requests_reset);
+    CHECK(*limit->requests_reset - std::chrono::system_clock::now() <= std::chrono::seconds(61));
+    REQUIRE(call("sk-a"));
+    auto third = call("sk-a");
+    auto other_key = call("sk-b");  // another key: its own window
+    if (third) {
+        // The minute turned between the calls: the window started again.
+        CHECK(*third->header("x-ratelimit-remaining-requests") == "1");
+    } else {
+        CHECK(third.error().status == 429);
+        REQUIRE(third.error().retry_after);
+        CHECK(*third.error().retry_after <= std::chrono::seconds(60));
+        CHECK(third.error().retry_after->count() > 0);
+        CHECK(third.error().body.find("rate_limit_exceeded") != std::string::npos);
+    }
+    REQUIRE(other_key);
+}
+
+TEST_CASE("mock server: the fault option fails every request, a request's own header wins") {
+    MockServerOptions o;
+    o.fault = "server_error";
+    MockServer server(o);
+    server.start();
+    Options no_retry;
+    no_retry.max_retries = 0;
+    const std::string body = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+    auto failed = post(server.base_url() + "/v1/chat/completions", body, {}, no_retry);
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().status == 500);
+    auto embeddings =
+        post(server.base_url() + "/v1/embeddings", R"({"model":"m","input":"x"})", {}, no_retry);
+    REQUIRE_FALSE(embeddings);
+    CHECK(embeddings.error().status == 500);
+    auto overridden = post(server.base_url() + "/v1/chat/completions", body,
+                           {{"x-mock-fault", "quota"}}, no_retry);
+    REQUIRE_FALSE(overridden);
+    CHECK(overridden.error().quota_exhausted);
+    MockServerOptions unknown;
+    unknown.fault = "gremlins";
+    MockServer bad(unknown);
+    CHECK_THROWS_AS(bad.start(), std::invalid_argument);
+}

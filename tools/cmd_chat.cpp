@@ -9,7 +9,9 @@
 
 #include "chat_options.hpp"
 #include "cli.hpp"
+#include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/router.hpp"
 
 namespace nouscli {
 
@@ -20,7 +22,7 @@ int cmd_chat(int argc, char** argv) {
     std::string provider_name = "openai", base_url, model, system, api_key_env;
     int max_tokens = -1;
     long long event_timeout_ms = -1;
-    std::string messages_file, tools_file, reasoning;
+    std::string messages_file, tools_file, reasoning, deployments_file;
     std::vector<std::string> images;
     ConnectionOptions connection;
     ChatRequestOptions request_options;
@@ -42,7 +44,10 @@ int cmd_chat(int argc, char** argv) {
         "tools", po::value(&tools_file), "tools: [{\"name\",\"description\",\"parameters\"}]")(
         "image", po::value(&images), "an image (https or data: URL) on the PROMPT (repeatable)")(
         "reasoning", po::value(&reasoning), "low|medium|high: ask for reasoning")(
-        "show-reasoning", "reasoning text to stderr as it arrives");
+        "show-reasoning", "reasoning text to stderr as it arrives")(
+        "deployments", po::value(&deployments_file),
+        "run the call through a router of the deployments in FILE (docs/router.md); --model and "
+        "--retry are then refused");
     request_options.add_to(desc);
     connection.add_to(desc);
     std::string prompt;
@@ -58,7 +63,12 @@ int cmd_chat(int argc, char** argv) {
         return usage_error("chat", "chat needs a PROMPT (\"-\" reads stdin) or --messages");
     if (!reasoning.empty() && !nous::llm::reasoning_effort_from_name(reasoning))
         return usage_error("chat", "--reasoning must be low, medium or high");
-    if (model.empty()) return usage_error("chat", "chat needs --model");
+    const bool routed = !deployments_file.empty();
+    if (routed && (vm.count("model") || vm.count("retry")))
+        return usage_error("chat",
+                           "--deployments names each deployment's model and fails over "
+                           "instead of retrying: --model and --retry are refused with it");
+    if (!routed && model.empty()) return usage_error("chat", "chat needs --model");
     nous::llm::ChatRequest request;
     std::string bad;
     if (!connection.parse(request.headers, bad)) return usage_error("chat", bad);
@@ -86,10 +96,22 @@ int cmd_chat(int argc, char** argv) {
         return *end;
     if (auto end = read_json_option("--tools", tools_file, nous::llm::tools_from_json, tools))
         return *end;
+    // The router file, read and checked (each key from its variable) before any connection.
+    std::unique_ptr<nous::llm::Router> router;
+    if (routed) {
+        std::string text, why;
+        if (!read_data_argument("@" + deployments_file, text, why))
+            return usage_error("chat", "--deployments: " + why);
+        auto config = nous::llm::router_config_from_json(text);
+        if (!config) return usage_error("chat", "--deployments: " + config.error().message);
+        auto made = nous::llm::Router::create(std::move(config.value()));
+        if (!made) return usage_error("chat", "--deployments: " + made.error().message);
+        router = std::move(made.value());
+    }
     if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
-    const char* key = std::getenv(api_key_env.c_str());
+    const char* key = routed ? "" : std::getenv(api_key_env.c_str());
     // A missing key exits 2 before any connection.
-    if (!key || !*key)
+    if (!routed && (!key || !*key))
         return usage_error("chat", api_key_env + " is not set (the API key; see --api-key-env)");
 
     request.provider = *provider;
@@ -113,9 +135,12 @@ int cmd_chat(int argc, char** argv) {
     request.stream = vm.count("no-stream") == 0;
     if (!request_options.apply(vm, request, bad)) return usage_error("chat", bad);
     // Built here too for the checks and -v; run_chat builds the same call.
+    // (A routed call is built per deployment: each attempt is shown instead.)
     auto call = nous::llm::build_chat_call(request);
-    if (!call) return usage_error("chat", call.error().message);
-    if (auto e = validate_url(call->url)) return usage_error("chat", e->message);
+    if (!routed) {
+        if (!call) return usage_error("chat", call.error().message);
+        if (auto e = validate_url(call->url)) return usage_error("chat", e->message);
+    }
 
     Options options;
     connection.apply(options);
@@ -126,7 +151,7 @@ int cmd_chat(int argc, char** argv) {
     }
     const bool json = vm.count("json") > 0;
     connection.set_log_level();
-    if (connection.verbose()) print_request(call->url, call->headers, call->body);
+    if (connection.verbose() && !routed) print_request(call->url, call->headers, call->body);
 
     // Text printed as it arrives, flushed per delta (unless --json); a closed
     // stdout stops the stream at once.
@@ -137,7 +162,8 @@ int cmd_chat(int argc, char** argv) {
     const bool partial = request_options.partial();
     nous::llm::PartialJson partial_reader;
     std::string last_partial;
-    auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+    nous::llm::RouteReport route;
+    const std::function<bool(const nous::llm::Delta&)> on_delta = [&](const nous::llm::Delta& d) {
         // Reasoning goes to stderr, never to stdout.
         if (show_reasoning && !d.reasoning.empty()) {
             std::cerr << d.reasoning << std::flush;
@@ -162,7 +188,14 @@ int cmd_chat(int argc, char** argv) {
         printed_any = true;
         stdout_closed = !write_out(stdout, d.text);
         return !stdout_closed;
-    });
+    };
+    auto result = routed ? router->chat(request, options, on_delta, &route)
+                         : nous::llm::run_chat(request, options, on_delta);
+    // -v: each deployment a routed call tried, and why it moved on.
+    if (connection.verbose())
+        for (const auto& attempt : route.attempts)
+            std::cerr << "* deployment " << attempt.deployment << ": "
+                      << (attempt.reason.empty() ? "answered" : attempt.reason) << "\n";
     if (reasoning_open) std::cerr << "\n";
     if (stdout_closed) return ok;
     // -v: the response's request id and rate-limit headers, as sent.
@@ -204,7 +237,13 @@ int cmd_chat(int argc, char** argv) {
                   << " of " << count(rl.tokens_limit) << " left\n";
     }
     if (json) {
-        write_out(stdout, nous::llm::to_json(message) + "\n");
+        std::string object = nous::llm::to_json(message);
+        if (routed)  // the deployment that answered, first
+            object.insert(1, "\"deployment\":" +
+                                 nous::http::to_json(rapidjson::Value(rapidjson::StringRef(
+                                     route.deployment.data(), route.deployment.size()))) +
+                                 ",");
+        write_out(stdout, object + "\n");
     } else if (partial) {
         // The last line is the whole value (a whole response has had no deltas).
         if (message.parsed && message.parsed->to_json() != last_partial)

@@ -99,4 +99,7 @@ std::string truncate_for_log(std::string_view body) {
 }
 
 }  // namespace detail
+
+void log_message(LogLevel level, std::string_view message) { detail::log(level, message); }
+
 }  // namespace nous::http

@@ -16,5 +16,8 @@ void set_log_sink(LogSink sink);
 /// Override the level (default: NOUS_LOG_LEVEL, else warning). Thread-safe.
 void set_log_level(LogLevel level);
 LogLevel log_level() noexcept;
+/// `message` to the sink, when `level` passes the level: for the layers built
+/// on nous_http (nous_llm's router), which log through the same sink.
+void log_message(LogLevel level, std::string_view message);
 
 }  // namespace nous::http

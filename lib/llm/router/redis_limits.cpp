@@ -1,0 +1,271 @@
+// A fleet's router state in Redis (redis_limits.hpp), through hiredis.
+
+#include "router/redis_limits.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <charconv>
+
+#include "nous/http/log.hpp"
+
+namespace nous::llm::detail {
+
+namespace {
+
+/// KEYS: window, cooldown. ARGV: rpm, tpm, estimate, window ttl (s), now (ms).
+/// {0, requests, tokens} reserved; {1, requests, tokens} no budget;
+/// {2, cooldown end} cooling down.
+constexpr const char* kReserve = R"lua(
+local cool = tonumber(redis.call('GET', KEYS[2]) or '0')
+if cool > tonumber(ARGV[5]) then return {2, cool, 0} end
+local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+local t = tonumber(redis.call('HGET', KEYS[1], 't') or '0')
+local rpm, tpm, est = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if (rpm > 0 and r + 1 > rpm) or (tpm > 0 and t + est > tpm) then return {1, r, t} end
+redis.call('HINCRBY', KEYS[1], 'r', 1)
+redis.call('HINCRBY', KEYS[1], 't', est)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return {0, r + 1, t + est}
+)lua";
+
+/// KEYS: window, cooldown, failures. ARGV: now (ms), token correction, kind
+/// (0 success, 1 failure, 2 quota, 3 neutral), hint (ms, -1 none), quota
+/// end (ms, -1 none). Returns the cooldown's end (ms, 0 none).
+constexpr const char* kSettle = R"lua(
+local now = tonumber(ARGV[1])
+local correction = tonumber(ARGV[2])
+if correction ~= 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HINCRBY', KEYS[1], 't', correction) < 0 then redis.call('HSET', KEYS[1], 't', 0) end
+end
+local kind = tonumber(ARGV[3])
+if kind == 0 then redis.call('DEL', KEYS[3]) end
+local cool = tonumber(redis.call('GET', KEYS[2]) or '0')
+if kind == 1 or kind == 2 then
+  local fails = redis.call('INCR', KEYS[3])
+  redis.call('PEXPIRE', KEYS[3], 3600000)
+  local ends
+  if kind == 2 then
+    local q = tonumber(ARGV[5])
+    if q > now then ends = q else ends = now + 3600000 end
+  elseif tonumber(ARGV[4]) >= 0 then
+    ends = now + tonumber(ARGV[4])
+  else
+    local d = 5000
+    for _ = 2, fails do if d < 300000 then d = d * 2 end end
+    if d > 300000 then d = 300000 end
+    ends = now + d
+  end
+  if ends > cool then
+    redis.call('SET', KEYS[2], string.format('%d', ends), 'PX', math.max(1, ends - now))
+    cool = ends
+  end
+end
+if cool <= now then return 0 end
+return cool
+)lua";
+
+constexpr const char* kScripts[2] = {kReserve, kSettle};
+
+std::int64_t ms_of(SystemTime t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+SystemTime time_of_ms(long long ms) { return SystemTime(std::chrono::milliseconds(ms)); }
+
+std::int64_t steady_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+struct RedisLimits::Reply {
+    redisReply* reply = nullptr;
+    ~Reply() {
+        if (reply) freeReplyObject(reply);
+    }
+};
+
+std::unique_ptr<RedisLimits> RedisLimits::create(const std::string& url,
+                                                 std::vector<DeploymentLimits> limits,
+                                                 std::chrono::milliseconds timeout,
+                                                 std::string& error) {
+    const std::string scheme = "redis://";
+    std::unique_ptr<RedisLimits> r(new RedisLimits());
+    if (url.rfind(scheme, 0) != 0) {
+        error = "shared_state must be redis://HOST:PORT[/DB]";
+        return nullptr;
+    }
+    std::string rest = url.substr(scheme.size());
+    if (auto slash = rest.find('/'); slash != std::string::npos) {
+        const std::string db = rest.substr(slash + 1);
+        auto [end, ec] = std::from_chars(db.data(), db.data() + db.size(), r->db_);
+        if (db.empty() || ec != std::errc() || end != db.data() + db.size() || r->db_ < 0) {
+            error = "shared_state: bad database number in " + url;
+            return nullptr;
+        }
+        rest.resize(slash);
+    }
+    if (auto colon = rest.rfind(':'); colon != std::string::npos) {
+        const std::string port = rest.substr(colon + 1);
+        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), r->port_);
+        if (ec != std::errc() || end != port.data() + port.size() || r->port_ < 1 ||
+            r->port_ > 65535) {
+            error = "shared_state: bad port in " + url;
+            return nullptr;
+        }
+        rest.resize(colon);
+    }
+    if (rest.empty()) {
+        error = "shared_state: no host in " + url;
+        return nullptr;
+    }
+    r->url_ = url;
+    r->host_ = rest;
+    r->timeout_ = timeout;
+    r->limits_ = std::move(limits);
+    return r;
+}
+
+RedisLimits::~RedisLimits() {
+    for (redisContext* c : pool_) redisFree(c);
+}
+
+std::string RedisLimits::key(std::size_t i, const char* what) const {
+    return "nous:router:" + limits_[i].name + ":" + what;
+}
+
+redisContext* RedisLimits::take() {
+    if (steady_ms() < down_until_ms_.load(std::memory_order_relaxed)) return nullptr;
+    {
+        std::lock_guard lock(pool_mutex_);
+        if (!pool_.empty()) {
+            redisContext* c = pool_.back();
+            pool_.pop_back();
+            return c;
+        }
+    }
+    const long long us = std::chrono::duration_cast<std::chrono::microseconds>(timeout_).count();
+    const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+    redisContext* c = redisConnectWithTimeout(host_.c_str(), port_, tv);
+    if (!c || c->err) {
+        failed(c, c ? c->errstr : "no memory for a connection");
+        return nullptr;
+    }
+    redisSetTimeout(c, tv);
+    if (db_ != 0) {
+        Reply selected{static_cast<redisReply*>(redisCommand(c, "SELECT %d", db_))};
+        if (!selected.reply || selected.reply->type == REDIS_REPLY_ERROR) {
+            failed(c, selected.reply ? selected.reply->str : c->errstr);
+            return nullptr;
+        }
+    }
+    if (down_.exchange(false))
+        nous::http::log_message(nous::http::LogLevel::warning,
+                                "router: shared state " + url_ + " answers again");
+    return c;
+}
+
+void RedisLimits::give(redisContext* c) {
+    std::lock_guard lock(pool_mutex_);
+    pool_.push_back(c);
+}
+
+void RedisLimits::failed(redisContext* c, const std::string& why) {
+    if (c) redisFree(c);
+    down_until_ms_.store(steady_ms() + 1000, std::memory_order_relaxed);
+    if (!down_.exchange(true))
+        nous::http::log_message(nous::http::LogLevel::warning,
+                                "router: shared state " + url_ + " unreachable (" + why +
+                                    "): this process keeps its own counts until it answers");
+}
+
+std::unique_ptr<RedisLimits::Reply> RedisLimits::eval(redisContext* c, int script,
+                                                      const std::vector<std::string>& args) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        std::string sha;
+        {
+            std::lock_guard lock(pool_mutex_);
+            sha = shas_[script];
+        }
+        if (sha.empty()) {  // once per process, and again after a Redis restart
+            Reply loaded{
+                static_cast<redisReply*>(redisCommand(c, "SCRIPT LOAD %s", kScripts[script]))};
+            if (!loaded.reply || loaded.reply->type != REDIS_REPLY_STRING) return nullptr;
+            sha.assign(loaded.reply->str, loaded.reply->len);
+            std::lock_guard lock(pool_mutex_);
+            shas_[script] = sha;
+        }
+        std::vector<const char*> argv = {"EVALSHA", sha.c_str()};
+        std::vector<std::size_t> lengths = {7, sha.size()};
+        for (const std::string& a : args) {
+            argv.push_back(a.data());
+            lengths.push_back(a.size());
+        }
+        auto reply = std::make_unique<Reply>();
+        reply->reply = static_cast<redisReply*>(
+            redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+        if (!reply->reply) return nullptr;
+        if (reply->reply->type == REDIS_REPLY_ERROR &&
+            std::string_view(reply->reply->str, reply->reply->len).starts_with("NOSCRIPT")) {
+            std::lock_guard lock(pool_mutex_);
+            shas_[script].clear();
+            continue;
+        }
+        return reply;
+    }
+    return nullptr;
+}
+
+std::optional<Reservation> RedisLimits::reserve(std::size_t i, std::int64_t estimate,
+                                                SystemTime now) {
+    redisContext* c = take();
+    if (!c) return std::nullopt;
+    const DeploymentLimits& l = limits_[i];
+    auto reply = eval(c, 0,
+                      {"2", key(i, ("w:" + std::to_string(minute_of(now))).c_str()), key(i, "cool"),
+                       std::to_string(l.rpm), std::to_string(l.tpm), std::to_string(estimate),
+                       "120", std::to_string(ms_of(now))});
+    const redisReply* r = reply ? reply->reply : nullptr;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+        failed(c, r && r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : c->errstr);
+        return std::nullopt;
+    }
+    give(c);
+    Reservation out;
+    const long long kind = r->element[0]->integer, a = r->element[1]->integer,
+                    b = r->element[2]->integer;
+    if (kind == 2) {
+        out.kind = Reservation::Kind::cooling;
+        out.until = time_of_ms(a);
+        return out;
+    }
+    out.kind = kind == 0 ? Reservation::Kind::reserved : Reservation::Kind::no_budget;
+    out.requests_used = a;
+    out.tokens_used = b;
+    out.until = SystemTime(std::chrono::minutes(minute_of(now) + 1));
+    return out;
+}
+
+std::optional<SystemTime> RedisLimits::settle(std::size_t i, const Outcome& outcome,
+                                              SystemTime now) {
+    redisContext* c = take();
+    if (!c) return std::nullopt;
+    const int kind = static_cast<int>(outcome.kind);
+    auto reply =
+        eval(c, 1,
+             {"3", key(i, ("w:" + std::to_string(minute_of(now))).c_str()), key(i, "cool"),
+              key(i, "fails"), std::to_string(ms_of(now)), std::to_string(outcome.token_correction),
+              std::to_string(kind), std::to_string(outcome.hint ? outcome.hint->count() : -1),
+              std::to_string(outcome.quota_until ? ms_of(*outcome.quota_until) : -1)});
+    const redisReply* r = reply ? reply->reply : nullptr;
+    if (!r || r->type != REDIS_REPLY_INTEGER) {
+        failed(c, r && r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : c->errstr);
+        return std::nullopt;
+    }
+    give(c);
+    return r->integer == 0 ? SystemTime{} : time_of_ms(r->integer);
+}
+
+}  // namespace nous::llm::detail

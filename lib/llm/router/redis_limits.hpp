@@ -1,0 +1,63 @@
+#pragma once
+// A fleet's router state in Redis (nous_llm internal): each deployment's
+// per-minute counts, cooldown and failure count, updated atomically by one
+// Lua script per step (reserve before a call is sent, settle after), so that
+// N processes together stay within a deployment's rpm/tpm. Keys, expiry and
+// the scripts: docs/router.md, "Shared state". Every command is bounded by
+// the timeout; Redis unreachable or slow makes each step answer nullopt (the
+// router then uses its local state), logged once per outage, and Redis is
+// tried again a second later.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "router/limits_store.hpp"
+
+struct redisContext;
+
+namespace nous::llm::detail {
+
+class RedisLimits {
+  public:
+    /// nullptr, with `error`, for a URL that is not redis://HOST:PORT[/DB].
+    /// Connects lazily: an unreachable Redis is a fallback, not an error.
+    static std::unique_ptr<RedisLimits> create(const std::string& url,
+                                               std::vector<DeploymentLimits> limits,
+                                               std::chrono::milliseconds timeout,
+                                               std::string& error);
+    ~RedisLimits();
+
+    std::optional<Reservation> reserve(std::size_t i, std::int64_t estimate, SystemTime now);
+    /// The cooldown's end (the epoch: none), as Redis holds it.
+    std::optional<SystemTime> settle(std::size_t i, const Outcome& outcome, SystemTime now);
+
+  private:
+    RedisLimits() = default;
+    /// A connection from the pool or a new one; nullptr while Redis is down.
+    redisContext* take();
+    void give(redisContext* c);
+    /// A command failed on `c`: it is closed, Redis counts as down for a
+    /// second, and the first failure of an outage is logged.
+    void failed(redisContext* c, const std::string& why);
+    /// One EVALSHA (loading the script on NOSCRIPT); nullptr on any failure.
+    struct Reply;
+    std::unique_ptr<Reply> eval(redisContext* c, int script, const std::vector<std::string>& args);
+    std::string key(std::size_t i, const char* what) const;
+
+    std::string url_, host_;
+    int port_ = 6379, db_ = 0;
+    std::chrono::milliseconds timeout_{50};
+    std::vector<DeploymentLimits> limits_;
+    std::mutex pool_mutex_;
+    std::vector<redisContext*> pool_;
+    std::string shas_[2];  ///< the scripts' SHA1s once loaded (under pool_mutex_)
+    std::atomic<std::int64_t> down_until_ms_{0};  ///< steady clock
+    std::atomic<bool> down_{false};
+};
+
+}  // namespace nous::llm::detail

@@ -1,0 +1,541 @@
+// The Router: failover on each failure kind and never after content,
+// cooldowns (an injected clock), budgets from the configuration and from
+// the provider's headers, a token reservation settled by the real usage,
+// `saturated` after queue_timeout, the strategies, the router file, and the
+// shared state in a real redis-server: two routers share counts and
+// cooldowns, and Redis killed mid-run costs no call.
+
+#include "nous/llm/router.hpp"
+
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "llm/router/limits_store.hpp"
+#include "nous/http/log.hpp"
+#include "nous/mock/mock_server.hpp"
+#include "redis_server.hpp"
+
+using namespace nous::llm;
+using nous::http::ErrorCode;
+using nous::http::MockRequest;
+using nous::http::MockResponse;
+using nous::http::MockServer;
+using nous::http::MockServerOptions;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A mock that counts the requests it was sent (those its limits refused too).
+struct CountingMock {
+    MockServer server;
+    std::atomic<int> requests{0};
+    explicit CountingMock(MockServerOptions o = {}) : server(std::move(o)) {
+        server.set_handler([this](const MockRequest&, MockResponse&) {
+            ++requests;
+            return false;
+        });
+        server.start();
+    }
+    Deployment deployment(const std::string& name, Provider provider = Provider::openai) const {
+        Deployment d;
+        d.name = name;
+        d.provider = provider;
+        d.base_url = server.base_url() + (provider == Provider::gemini ? "/v1beta" : "/v1");
+        d.api_key = "sk-" + name;
+        d.model = "mock-1";
+        return d;
+    }
+};
+
+MockServerOptions faulty(const std::string& fault) {
+    MockServerOptions o;
+    o.fault = fault;
+    return o;
+}
+
+ChatRequest hello(bool stream = true) {
+    ChatRequest r;
+    r.messages = {ChatMessage::user("hello")};
+    r.stream = stream;
+    r.max_tokens = 64;
+    return r;
+}
+
+std::unique_ptr<Router> router_of(RouterConfig config) {
+    auto r = Router::create(std::move(config));
+    REQUIRE(r);
+    return std::move(r.value());
+}
+
+/// A clock the test moves by hand.
+struct ManualClock {
+    std::chrono::system_clock::time_point t =
+        std::chrono::system_clock::time_point(std::chrono::minutes(29'000'000)) + 10s;
+    std::function<std::chrono::system_clock::time_point()> fn() {
+        return [this] { return t; };
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a failure before any content moves the call to the next deployment, whatever its kind") {
+    CountingMock healthy;
+    for (const char* fault : {"rate_limit", "quota", "overloaded", "server_error"}) {
+        INFO(fault);
+        for (bool stream : {true, false}) {
+            CountingMock failing(faulty(fault));
+            RouterConfig config;
+            config.deployments = {failing.deployment("a"), healthy.deployment("b")};
+            config.deployments[1].weight = 0;  // only a fallback: "a" is always first
+            auto router = router_of(config);
+            RouteReport report;
+            auto r = router->chat(hello(stream), {}, {}, &report);
+            REQUIRE(r);
+            CHECK(report.deployment == "b");
+            REQUIRE(report.attempts.size() == 2);
+            CHECK(report.attempts[0].deployment == "a");
+            CHECK_THAT(report.attempts[0].reason, Catch::Contains("HTTP"));
+            CHECK(report.attempts[1].reason.empty());
+            CHECK(failing.requests == 1);  // no retry of its own: failover is the retry
+        }
+    }
+    // Nothing listening, and a stream that never brings content in time.
+    CountingMock silent(faulty("keepalive_only"));
+    RouterConfig config;
+    Deployment closed = healthy.deployment("closed");
+    closed.base_url = "http://127.0.0.1:1/v1";
+    config.deployments = {closed, silent.deployment("silent"), healthy.deployment("b")};
+    config.deployments[1].weight = 0;
+    config.deployments[2].weight = 0;
+    auto router = router_of(config);
+    nous::http::Options options;
+    options.first_event_timeout = 200ms;
+    RouteReport report;
+    auto r = router->chat(
+        hello(), options, [](const Delta&) { return true; }, &report);
+    REQUIRE(r);
+    CHECK(report.deployment == "b");
+    REQUIRE(report.attempts.size() == 3);
+    CHECK_THAT(report.attempts[0].reason, Catch::StartsWith("connect_failed"));
+    CHECK_THAT(report.attempts[1].reason, Catch::StartsWith("timeout_read"));
+}
+
+TEST_CASE("a failure after content reached the caller is returned as it is, never restarted") {
+    CountingMock healthy;
+    for (const char* fault : {"midstream_error", "truncate"}) {
+        INFO(fault);
+        CountingMock failing(faulty(fault));
+        RouterConfig config;
+        config.deployments = {failing.deployment("a"), healthy.deployment("b")};
+        config.deployments[1].weight = 0;
+        auto router = router_of(config);
+        std::string seen;
+        RouteReport report;
+        auto r = router->chat(
+            hello(), {},
+            [&](const Delta& d) {
+                seen += d.text;
+                return true;
+            },
+            &report);
+        CHECK_FALSE(seen.empty());
+        REQUIRE(report.attempts.size() == 1);
+        CHECK(healthy.requests == 0);
+        if (std::string(fault) == "truncate") {
+            REQUIRE_FALSE(r);
+            CHECK(r.error().code == ErrorCode::truncated);
+        } else {
+            REQUIRE(r);
+            CHECK(r->stream_error);
+        }
+    }
+    // With no callback nothing reached the caller: the same error event fails over.
+    CountingMock failing(faulty("midstream_error"));
+    RouterConfig config;
+    config.deployments = {failing.deployment("a"), healthy.deployment("b")};
+    config.deployments[1].weight = 0;
+    RouteReport report;
+    auto r = router_of(config)->chat(hello(), {}, {}, &report);
+    REQUIRE(r);
+    CHECK_FALSE(r->stream_error);
+    CHECK(report.deployment == "b");
+}
+
+TEST_CASE("a request the provider calls malformed is not failed over") {
+    CountingMock healthy;
+    MockServer bad;
+    bad.set_handler([](const MockRequest&, MockResponse& res) {
+        res.status = 400;
+        res.body = R"({"error":{"message":"bad field","type":"invalid_request_error"}})";
+        return true;
+    });
+    bad.start();
+    RouterConfig config;
+    Deployment a = healthy.deployment("a");
+    a.base_url = bad.base_url() + "/v1";
+    config.deployments = {a, healthy.deployment("b")};
+    config.deployments[1].weight = 0;
+    RouteReport report;
+    auto r = router_of(config)->chat(hello(false), {}, {}, &report);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().status == 400);
+    CHECK(report.attempts.size() == 1);
+    CHECK(healthy.requests == 0);
+}
+
+TEST_CASE("when every deployment fails, the error names each with its reason") {
+    CountingMock a(faulty("overloaded")), b(faulty("server_error"));
+    RouterConfig config;
+    config.deployments = {a.deployment("east"), b.deployment("west", Provider::anthropic)};
+    auto r = router_of(config)->chat(hello(false));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::http_status);
+    CHECK_THAT(r.error().message, Catch::StartsWith("every deployment failed: east: HTTP 503"));
+    CHECK_THAT(r.error().message, Catch::Contains("west: HTTP 500"));
+    CHECK(a.requests == 1);
+    CHECK(b.requests == 1);
+}
+
+TEST_CASE(
+    "cooldowns: 5 s doubling, the server's hint honoured, never shortened, quota until its reset") {
+    // The store's rule, with a clock of its own.
+    detail::LocalLimits limits({{"a", 0, 0}});
+    const auto t0 = std::chrono::system_clock::time_point(std::chrono::minutes(29'000'000));
+    detail::Outcome failure;
+    failure.kind = detail::Outcome::Kind::failure;
+    CHECK(limits.settle(0, failure, t0) == t0 + 5s);
+    CHECK(limits.settle(0, failure, t0 + 5s) == t0 + 15s);   // the second in a row: 10 s
+    CHECK(limits.settle(0, failure, t0 + 15s) == t0 + 35s);  // 20 s
+    detail::Outcome hinted = failure;
+    hinted.hint = 1s;  // shorter than the running cooldown: it stays
+    CHECK(limits.settle(0, hinted, t0 + 16s) == t0 + 35s);
+    hinted.hint = 60s;
+    CHECK(limits.settle(0, hinted, t0 + 16s) == t0 + 76s);
+    for (int i = 0; i < 20; ++i) limits.settle(0, failure, t0 + 100s);  // capped at 5 min
+    CHECK(limits.settle(0, failure, t0 + 100s) == t0 + 400s);
+    detail::Outcome success;
+    limits.settle(0, success, t0 + 500s);
+    CHECK(limits.settle(0, failure, t0 + 500s) == t0 + 505s);  // the count started again
+    detail::Outcome quota;
+    quota.kind = detail::Outcome::Kind::quota;
+    detail::LocalLimits fresh({{"q", 0, 0}});
+    CHECK(fresh.settle(0, quota, t0) == t0 + 1h);
+    quota.quota_until = t0 + 2h;
+    CHECK(fresh.settle(0, quota, t0) == t0 + 2h);
+
+    // Through a router: a deployment that failed is skipped until its cooldown ends.
+    ManualClock clock;
+    CountingMock failing(faulty("server_error")), healthy;
+    RouterConfig config;
+    config.deployments = {failing.deployment("a"), healthy.deployment("b")};
+    config.deployments[1].weight = 0;
+    config.now = clock.fn();
+    auto router = router_of(config);
+    RouteReport report;
+    REQUIRE(router->chat(hello(false), {}, {}, &report));
+    CHECK(report.attempts.size() == 2);
+    clock.t += 4s;
+    REQUIRE(router->chat(hello(false), {}, {}, &report));
+    CHECK(report.attempts.size() == 1);  // "a" skipped: 1 s of its 5 s left
+    CHECK(failing.requests == 1);
+    clock.t += 2s;
+    REQUIRE(router->chat(hello(false), {}, {}, &report));
+    CHECK(failing.requests == 2);  // tried again, failed again: now 10 s
+    clock.t += 9s;
+    REQUIRE(router->chat(hello(false), {}, {}, &report));
+    CHECK(failing.requests == 2);
+    clock.t += 2s;
+    REQUIRE(router->chat(hello(false), {}, {}, &report));
+    CHECK(failing.requests == 3);
+}
+
+TEST_CASE("budgets: the configured rpm, corrected by the provider's headers") {
+    ManualClock clock;
+    CountingMock a, b;
+    RouterConfig config;
+    config.deployments = {a.deployment("a"), b.deployment("b")};
+    config.deployments[0].rpm = 2;
+    config.deployments[1].weight = 0;
+    config.now = clock.fn();
+    auto router = router_of(config);
+    RouteReport report;
+    for (int i = 0; i < 5; ++i) {
+        REQUIRE(router->chat(hello(false), {}, {}, &report));
+        CHECK(report.deployment == (i < 2 ? "a" : "b"));
+    }
+    CHECK(a.requests == 2);
+    clock.t += 60s;  // the next minute's window
+    REQUIRE(router->chat(hello(false), {}, {}, &report));
+    CHECK(report.deployment == "a");
+
+    // No rpm configured, but the provider says none is left (the mock's own
+    // --rpm 1): the next call goes elsewhere without a request sent to it.
+    MockServerOptions limited;
+    limited.rpm = 1;
+    CountingMock c(limited), d;
+    RouterConfig headers_only;
+    headers_only.deployments = {c.deployment("c"), d.deployment("d")};
+    headers_only.deployments[1].weight = 0;
+    auto corrected = router_of(headers_only);
+    REQUIRE(corrected->chat(hello(false), {}, {}, &report));
+    CHECK(report.deployment == "c");
+    REQUIRE(corrected->chat(hello(false), {}, {}, &report));
+    CHECK(report.deployment == "d");
+    CHECK(report.attempts.size() == 1);
+    CHECK(c.requests == 1);
+}
+
+TEST_CASE("a call reserves its estimated tokens and settles with the real usage") {
+    ManualClock clock;
+    CountingMock a, b;
+    RouterConfig config;
+    config.deployments = {a.deployment("a"), b.deployment("b")};
+    config.deployments[0].tpm = 2'500;  // two estimates of ~1,000 fit, not three
+    config.deployments[1].weight = 0;
+    config.now = clock.fn();
+    auto router = router_of(config);
+    ChatRequest request = hello(false);
+    request.max_tokens = 1000;
+    RouteReport report;
+    // Each call settles at its real usage (tens of tokens): all six fit.
+    for (int i = 0; i < 6; ++i) {
+        REQUIRE(router->chat(request, {}, {}, &report));
+        CHECK(report.deployment == "a");
+    }
+    // A request whose own estimate is over the budget goes elsewhere.
+    request.max_tokens = 3000;
+    REQUIRE(router->chat(request, {}, {}, &report));
+    CHECK(report.deployment == "b");
+}
+
+TEST_CASE("no budget anywhere: saturated at once past queue_timeout, naming each budget") {
+    ManualClock clock;  // 10 s into a minute: the window ends in 50 s
+    CountingMock a;
+    RouterConfig config;
+    config.deployments = {a.deployment("a")};
+    config.deployments[0].rpm = 1;
+    config.queue_timeout = 10s;  // the window ends in 50 s: no use waiting
+    config.now = clock.fn();
+    auto router = router_of(config);
+    REQUIRE(router->chat(hello(false)));
+    const auto start = std::chrono::steady_clock::now();
+    auto r = router->chat(hello(false));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::saturated);
+    CHECK_THAT(r.error().message, Catch::Contains("a: no budget this minute: 1 of 1 requests"));
+    CHECK(std::chrono::steady_clock::now() - start < 5s);  // at once, not after 10 s
+    CHECK(a.requests == 1);
+}
+
+TEST_CASE("a call waits for a cooldown that ends within queue_timeout") {
+    MockServer flaky;
+    std::atomic<int> calls{0};
+    flaky.set_handler([&](const MockRequest&, MockResponse& res) {
+        if (calls++ > 0) return false;
+        res.status = 503;
+        res.headers = {{"retry-after-ms", "150"}};
+        res.body = R"({"error":{"message":"busy","type":"server_error"}})";
+        return true;
+    });
+    flaky.start();
+    Deployment only;
+    only.name = "only";
+    only.base_url = flaky.base_url() + "/v1";
+    only.model = "mock-1";
+    RouterConfig config;
+    config.deployments = {only};
+    config.queue_timeout = 5s;
+    auto router = router_of(config);
+    auto first = router->chat(hello(false));
+    REQUIRE_FALSE(first);
+    CHECK_THAT(first.error().message, Catch::StartsWith("every deployment failed: only: HTTP 503"));
+    auto second = router->chat(hello(false));  // cooling for 150 ms: it waits, then goes
+    REQUIRE(second);
+    CHECK(calls == 2);
+}
+
+TEST_CASE(
+    "strategies: least_busy avoids the busy one, latency prefers the fast one, weights share") {
+    // least_busy: "a" holds a call in flight (its mock waits for the test).
+    MockServer slow;
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool arrived = false, release = false;
+    slow.set_handler([&](const MockRequest&, MockResponse&) {
+        std::unique_lock lock(mutex);
+        arrived = true;
+        changed.notify_all();
+        changed.wait_for(lock, 20s, [&] { return release; });
+        return false;
+    });
+    slow.start();
+    CountingMock b;
+    RouterConfig config;
+    config.strategy = RouteStrategy::least_busy;
+    Deployment a = b.deployment("a");
+    a.base_url = slow.base_url() + "/v1";
+    config.deployments = {a, b.deployment("b")};
+    auto router = router_of(config);
+    RouteReport first_report, second_report;
+    std::thread first([&] { REQUIRE(router->chat(hello(false), {}, {}, &first_report)); });
+    {
+        std::unique_lock lock(mutex);
+        changed.wait_for(lock, 20s, [&] { return arrived; });
+    }
+    REQUIRE(router->chat(hello(false), {}, {}, &second_report));
+    CHECK(second_report.deployment == "b");
+    {
+        std::lock_guard lock(mutex);
+        release = true;
+        changed.notify_all();
+    }
+    first.join();
+    CHECK(first_report.deployment == "a");
+
+    // latency: "slow" answers 80 ms later; after one measurement of each,
+    // the fast one takes all but every tenth choice.
+    MockServerOptions delayed;
+    delayed.first_token_latency = 80ms;
+    CountingMock lagging(delayed), fast;
+    RouterConfig by_latency;
+    by_latency.strategy = RouteStrategy::latency;
+    by_latency.deployments = {lagging.deployment("slow"), fast.deployment("fast")};
+    auto latency_router = router_of(by_latency);
+    for (int i = 0; i < 30; ++i) REQUIRE(latency_router->chat(hello(false)));
+    CHECK(fast.requests >= 25);
+    CHECK(lagging.requests >= 2);  // measured, and tried now and then
+
+    // weighted: 3 to 1.
+    CountingMock heavy, light;
+    RouterConfig weighted;
+    weighted.deployments = {heavy.deployment("heavy"), light.deployment("light")};
+    weighted.deployments[0].weight = 3;
+    auto weighted_router = router_of(weighted);
+    for (int i = 0; i < 400; ++i) REQUIRE(weighted_router->chat(hello(false)));
+    CHECK(heavy.requests > 240);
+    CHECK(heavy.requests < 360);
+}
+
+TEST_CASE("the router file: strategies, limits, keys from their variables, errors named") {
+    ::setenv("NOUS_TEST_KEY_A", "sk-a", 1);
+    ::unsetenv("NOUS_TEST_KEY_UNSET");
+    auto config = router_config_from_json(R"({"strategy":"least_busy","queue_timeout_ms":250,
+        "deployments":[{"name":"a","provider":"anthropic","base_url":"http://x/v1","model":"m",
+        "api_key_env":"NOUS_TEST_KEY_A","weight":2.5,"rpm":10,"tpm":1000,"max_concurrency":3}]})");
+    REQUIRE(config);
+    CHECK(config->strategy == RouteStrategy::least_busy);
+    CHECK(config->queue_timeout == 250ms);
+    const Deployment& d = config->deployments[0];
+    CHECK(d.provider == Provider::anthropic);
+    CHECK(d.api_key == "sk-a");
+    CHECK(d.weight == 2.5);
+    CHECK(d.rpm == 10);
+    CHECK(d.tpm == 1000);
+    CHECK(d.max_concurrency == 3);
+    const std::pair<const char*, const char*> bad[] = {
+        {R"({"deployments":[{"name":"a","model":"m","api_key_env":"NOUS_TEST_KEY_UNSET"}]})",
+         "deployment 'a': NOUS_TEST_KEY_UNSET is not set"},
+        {R"({"strategy":"fastest","deployments":[]})", "strategy"},
+        {R"({"deployments":[]})", "non-empty"},
+        {R"({"deployments":[{"model":"m"}]})", "needs a \"name\""},
+        {R"({"deployments":[{"name":"a","api_key_env":"NOUS_TEST_KEY_A"}]})", "needs a \"model\""},
+        {R"({"deployments":[{"name":"a","model":"m","rpm":0,"api_key_env":"NOUS_TEST_KEY_A"}]})",
+         "rpm"},
+        {R"({"deployments":[{"name":"a","model":"m","provider":"bard","api_key_env":"NOUS_TEST_KEY_A"}]})",
+         "provider"},
+    };
+    for (const auto& [json, words] : bad) {
+        INFO(json);
+        auto r = router_config_from_json(json);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(r.error().message, Catch::Contains(words));
+    }
+    RouterConfig twice;
+    twice.deployments = {d, d};
+    CHECK_FALSE(Router::create(twice));
+    RouterConfig bad_url;
+    bad_url.deployments = {d};
+    bad_url.shared_state = "memcached://x";
+    CHECK_FALSE(Router::create(bad_url));
+}
+
+TEST_CASE("16 threads through one router: every call answered") {
+    CountingMock a, b;
+    RouterConfig config;
+    config.strategy = RouteStrategy::least_busy;
+    config.deployments = {a.deployment("a"), b.deployment("b")};
+    config.deployments[0].max_concurrency = 4;
+    auto router = router_of(config);
+    std::atomic<int> answered{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 10; ++i)
+                if (router->chat(hello(i % 2 == 0), {}, [](const Delta&) { return true; }))
+                    ++answered;
+        });
+    for (auto& t : threads) t.join();
+    CHECK(answered == 160);
+    CHECK(a.requests + b.requests == 160);
+}
+
+TEST_CASE("shared state in Redis: two routers share one budget and one cooldown") {
+    nous::test::RedisServer redis;
+    ManualClock clock;
+    CountingMock a, b;
+    RouterConfig config;
+    config.deployments = {a.deployment("a"), b.deployment("b")};
+    config.deployments[0].rpm = 3;
+    config.deployments[1].weight = 0;
+    config.shared_state = redis.url();
+    config.now = clock.fn();
+    auto first = router_of(config), second = router_of(config);
+    RouteReport report;
+    for (int i = 0; i < 4; ++i) {
+        REQUIRE((i % 2 ? second : first)->chat(hello(false), {}, {}, &report));
+        CHECK(report.deployment == (i < 3 ? "a" : "b"));
+    }
+    CHECK(a.requests == 3);  // alone, each would have sent it 3
+
+    // A cooldown one router sets, the other honours.
+    CountingMock failing(faulty("server_error")), healthy;
+    RouterConfig cooling;
+    cooling.deployments = {failing.deployment("f"), healthy.deployment("h")};
+    cooling.deployments[1].weight = 0;
+    cooling.shared_state = redis.url();
+    cooling.now = clock.fn();
+    auto one = router_of(cooling), other = router_of(cooling);
+    REQUIRE(one->chat(hello(false)));
+    REQUIRE(other->chat(hello(false), {}, {}, &report));
+    CHECK(failing.requests == 1);
+    CHECK(report.attempts.size() == 1);
+    CHECK(report.deployment == "h");
+}
+
+TEST_CASE("Redis killed mid-run: calls go on, on local counts, and it is logged once") {
+    std::mutex mutex;
+    std::vector<std::string> logged;
+    nous::http::set_log_sink([&](nous::http::LogLevel, std::string_view m) {
+        std::lock_guard lock(mutex);
+        logged.emplace_back(m);
+    });
+    nous::test::RedisServer redis;
+    CountingMock a;
+    RouterConfig config;
+    config.deployments = {a.deployment("a")};
+    config.shared_state = redis.url();
+    auto router = router_of(config);
+    REQUIRE(router->chat(hello(false)));
+    redis.kill();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 5; ++i) REQUIRE(router->chat(hello(false)));
+    CHECK(std::chrono::steady_clock::now() - start < 3s);
+    CHECK(a.requests == 6);
+    nous::http::set_log_sink(nullptr);
+    int unreachable = 0;
+    for (const auto& m : logged) unreachable += m.find("unreachable") != std::string::npos;
+    CHECK(unreachable == 1);
+}
