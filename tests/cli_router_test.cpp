@@ -98,3 +98,31 @@ TEST_CASE("nouscli chat --deployments: refused before any connection") {
     std::remove(file.c_str());
     std::remove(bad.c_str());
 }
+
+TEST_CASE(
+    "nouscli chat --metrics-out: the Prometheus text after the call, the deployment labelled") {
+    ::setenv("ROUTER_TEST_KEY", "sk-router", 1);
+    MockServer healthy;
+    healthy.start();
+    const std::string file = router_file({{"east", healthy.base_url()}});
+    const std::string metrics = "/tmp/nous-metrics-" + std::to_string(::getpid()) + ".txt";
+    auto r = nouscli({"chat", "hi", "--deployments", file, "--metrics-out", metrics});
+    REQUIRE(r.code == 0);
+    const std::string text = slurp(metrics);
+    CHECK(text.find("# TYPE gen_ai_client_operation_duration_seconds histogram") !=
+          std::string::npos);
+    CHECK(text.find("gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name=\"chat\","
+                    "gen_ai_provider_name=\"openai\",gen_ai_request_model=\"mock-1\","
+                    "deployment=\"east\"} 1") != std::string::npos);
+    CHECK(text.find("gen_ai_token_type=\"output\"") != std::string::npos);
+    // A direct call, failed: its duration with its error type, no tokens.
+    ::setenv("OPENAI_API_KEY", "sk-test", 1);
+    auto failed = nouscli({"chat", "hi", "--model", "m", "--base-url", healthy.base_url() + "/v1",
+                           "-H", "x-mock-fault: server_error", "--metrics-out", metrics});
+    CHECK(failed.code == 5);
+    const std::string after = slurp(metrics);
+    CHECK(after.find("error_type=\"500\"") != std::string::npos);
+    CHECK(after.find("gen_ai_client_token_usage_count") == std::string::npos);
+    std::remove(metrics.c_str());
+    std::remove(file.c_str());
+}

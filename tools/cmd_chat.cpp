@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/metrics.hpp"
 #include "nous/llm/router.hpp"
 
 namespace nouscli {
@@ -22,7 +23,7 @@ int cmd_chat(int argc, char** argv) {
     std::string provider_name = "openai", base_url, model, system, api_key_env;
     int max_tokens = -1;
     long long event_timeout_ms = -1;
-    std::string messages_file, tools_file, reasoning, deployments_file;
+    std::string messages_file, tools_file, reasoning, deployments_file, metrics_file;
     std::vector<std::string> images;
     ConnectionOptions connection;
     ChatRequestOptions request_options;
@@ -47,7 +48,9 @@ int cmd_chat(int argc, char** argv) {
         "show-reasoning", "reasoning text to stderr as it arrives")(
         "deployments", po::value(&deployments_file),
         "run the call through a router of the deployments in FILE (docs/router.md); --model and "
-        "--retry are then refused");
+        "--retry are then refused")("metrics-out", po::value(&metrics_file),
+                                    "write the Prometheus text of the built-in metrics to FILE "
+                                    "after the call");
     request_options.add_to(desc);
     connection.add_to(desc);
     std::string prompt;
@@ -162,6 +165,9 @@ int cmd_chat(int argc, char** argv) {
     const bool partial = request_options.partial();
     nous::llm::PartialJson partial_reader;
     std::string last_partial;
+    // --metrics-out: the built-in metrics hear this call (docs/telemetry.md).
+    std::shared_ptr<nous::llm::Metrics> metrics;
+    if (!metrics_file.empty()) request.observer = metrics = std::make_shared<nous::llm::Metrics>();
     nous::llm::RouteReport route;
     const std::function<bool(const nous::llm::Delta&)> on_delta = [&](const nous::llm::Delta& d) {
         // Reasoning goes to stderr, never to stdout.
@@ -191,6 +197,12 @@ int cmd_chat(int argc, char** argv) {
     };
     auto result = routed ? router->chat(request, options, on_delta, &route)
                          : nous::llm::run_chat(request, options, on_delta);
+    if (metrics) {
+        std::FILE* out = std::fopen(metrics_file.c_str(), "wb");
+        const bool written = out && write_out(out, metrics->prometheus_text());
+        if (out) std::fclose(out);
+        if (!written) std::cerr << "nouscli: cannot write " << metrics_file << "\n";
+    }
     // -v: each deployment a routed call tried, and why it moved on.
     if (connection.verbose())
         for (const auto& attempt : route.attempts)

@@ -5,6 +5,7 @@
 #include "formats/wire_format.hpp"
 #include "nous/llm/detail/delta_parser_access.hpp"
 #include "nous/llm/json_shapes.hpp"
+#include "telemetry/call_observation.hpp"
 
 namespace nous::llm {
 
@@ -37,14 +38,25 @@ struct alignas(64) TokenLoop {
     return provider_error(provider, error);
 }
 
+bool is_content(const Delta& d) {
+    return !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() || !d.refusal.empty();
+}
+
 /// The stream's events into `loop` and the caller's callback, until the
 /// stream's end or `loop.stopped` (nullopt), or an error. A frame of its
-/// own, small: the loop's per-token stack is this and `loop`.
+/// own, small: the loop's per-token stack is this and `loop`. Observed: the
+/// response head and the content events go to `observation` too; the loop of
+/// a call nobody observes is compiled without them.
+template <bool Observed>
 [[gnu::noinline]] std::optional<Error> read_events(
     nous::http::Stream& stream, TokenLoop& loop, Provider provider,
-    const std::function<bool(const Delta&)>& on_delta) {
+    const std::function<bool(const Delta&)>& on_delta,
+    [[maybe_unused]] detail::CallObservation* observation) {
     // Views, not copies: each event is parsed where the stream holds it.
     while (auto item = stream.next_view()) {
+        if constexpr (Observed)  // read with the first item (an error status has a head too)
+            if (!item->is_error() || item->error->code == nous::http::ErrorCode::http_status)
+                observation->response_head();
         if (item->is_done()) break;
         if (item->is_error()) return stream_failure(provider, *item->error);
         loop.deltas.clear();
@@ -52,6 +64,8 @@ struct alignas(64) TokenLoop {
                                                       loop.text_only))
             return e;
         if (loop.text_only) {
+            if constexpr (Observed)
+                if (!loop.text_only->empty()) observation->content();
             loop.accumulator.add_text(*loop.text_only);
             if (!on_delta) continue;
             loop.text_delta.text.assign(*loop.text_only);
@@ -62,6 +76,8 @@ struct alignas(64) TokenLoop {
             continue;
         }
         for (const Delta& d : loop.deltas) {
+            if constexpr (Observed)
+                if (is_content(d)) observation->content();
             loop.accumulator.add(d);
             const bool go_on = !on_delta || on_delta(d);
             // The provider ended the stream with an error, or the caller stopped it
@@ -111,10 +127,27 @@ void finish_structured(const ChatRequest& request, ChatResult& result) {
 
 Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
                             const std::function<bool(const Delta&)>& on_delta) {
+    Observer* observer = detail::observer_of(request);
+    if (!observer) return detail::run_chat_observed(request, options, on_delta, nullptr);
+    detail::CallObservation observation(*observer);
+    observation.set_target(request);
+    observation.emit(CallEvent::Kind::start);
+    auto result = detail::run_chat_observed(request, options, on_delta, &observation);
+    observation.finish(result);
+    return result;
+}
+
+Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
+                                             const nous::http::Options& options,
+                                             const std::function<bool(const Delta&)>& on_delta,
+                                             CallObservation* observation) {
     auto call = build_chat_call(request);
     if (!call) return call.error();
     if (!request.stream) {
         auto response = nous::http::post(call->url, call->body, call->headers, options);
+        if (observation &&
+            (response || response.error().code == nous::http::ErrorCode::http_status))
+            observation->response_head();
         if (!response) return provider_error(request.provider, response.error());
         auto result = parse_chat_response(request.provider, response->body);
         if (result) {
@@ -144,7 +177,10 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     nous::http::Stream stream =
         nous::http::stream(call->url, call->body, call->headers, stream_options);
     TokenLoop loop(request.provider);
-    if (auto error = read_events(stream, loop, request.provider, on_delta)) return *error;
+    if (auto error = observation
+                         ? read_events<true>(stream, loop, request.provider, on_delta, observation)
+                         : read_events<false>(stream, loop, request.provider, on_delta, nullptr))
+        return *error;
     ChatResult result = loop.accumulator.result();
     result.headers = stream.response_headers();  // one copy of the headers
     result.request_id = nous::http::request_id_of(result.headers);

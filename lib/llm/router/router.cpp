@@ -13,10 +13,12 @@
 #include <random>
 #include <thread>
 
+#include "nous/llm/detail/router_access.hpp"
 #include "nous/llm/run_chat.hpp"
 #include "router/failover_rules.hpp"
 #include "router/limits_store.hpp"
 #include "router/redis_limits.hpp"
+#include "telemetry/call_observation.hpp"
 
 namespace nous::llm {
 
@@ -307,6 +309,29 @@ Result<std::unique_ptr<Router>> Router::create(RouterConfig config) {
 Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Options& options,
                                 const std::function<bool(const Delta&)>& on_delta,
                                 RouteReport* report) {
+    // One observed operation however many attempts: start with the first
+    // attempt (or at once when none can be made), then each attempt and
+    // failover, and one end or error.
+    std::optional<detail::CallObservation> observation;
+    if (Observer* observer = detail::observer_of(request, impl_->config.observer.get()))
+        observation.emplace(*observer);
+    bool started = false;
+    auto result =
+        route(request, options, on_delta, report, observation ? &*observation : nullptr, started);
+    if (observation) {
+        if (!started) {
+            observation->set_target(request);
+            observation->emit(CallEvent::Kind::start);
+        }
+        observation->finish(result);
+    }
+    return result;
+}
+
+Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::Options& options,
+                                 const std::function<bool(const Delta&)>& on_delta,
+                                 RouteReport* report, detail::CallObservation* observation,
+                                 bool& started) {
     Impl& r = *impl_;
     const auto& ds = r.config.deployments;
     RouteReport local_report;
@@ -358,6 +383,13 @@ Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Op
         routed.base_url = d.base_url;
         routed.api_key = d.api_key;
         routed.model = d.model;
+        if (observation) {
+            observation->set_target(routed, d.name);
+            observation->new_attempt();
+            if (!started) observation->emit(CallEvent::Kind::start);
+            started = true;
+            observation->emit(CallEvent::Kind::attempt);
+        }
         bool delivered = false;
         const auto start = std::chrono::steady_clock::now();
         std::function<bool(const Delta&)> watched;
@@ -370,7 +402,7 @@ Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Op
                 }
                 return on_delta(delta);
             };
-        auto result = run_chat(routed, attempt_options, watched);
+        auto result = detail::run_chat_observed(routed, attempt_options, watched, observation);
         if (!on_delta || !request.stream)
             r.note_first_content(i, std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - start));
@@ -393,6 +425,7 @@ Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Op
         r.release(i);
         out.attempts.push_back({d.name, failure.reason});
         if (!result && (delivered || !failure.failover)) return result.error();  // as it is
+        if (observation) observation->failover(failure.reason);
         tried[i] = true;
         if (result) {  // the provider's error event, before any content
             Error e(ErrorCode::protocol, failure.reason);
@@ -402,6 +435,21 @@ Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Op
             last_failure = result.error();
         }
     }
+}
+
+bool detail::RouterAccess::route_once(Router& router, std::int64_t estimate) {
+    Router::Impl& r = *router.impl_;
+    const SystemTime t = r.now();
+    std::vector<std::size_t> eligible;
+    std::optional<SystemTime> back_at;
+    for (std::size_t i = 0; i < r.config.deployments.size(); ++i)
+        if (r.unavailable(i, estimate, t, back_at).empty()) eligible.push_back(i);
+    if (eligible.empty()) return false;
+    const std::size_t i = r.pick(eligible);
+    if (!r.reserve(i, estimate, t)) return false;
+    r.settle(i, detail::Outcome{}, {}, t);
+    r.release(i);
+    return true;
 }
 
 }  // namespace nous::llm

@@ -2,6 +2,7 @@
 // A chat request, and the HTTP call it becomes in its provider's format.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "nous/llm/conversation.hpp"
 #include "nous/llm/provider.hpp"
+#include "nous/llm/telemetry.hpp"
 
 namespace nous::llm {
 
@@ -72,6 +74,9 @@ struct ChatRequest {
     bool stream = true;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
+    /// Told of the call's life (docs/telemetry.md); nullptr: the router's,
+    /// else set_default_observer()'s, else none (and no cost at all).
+    std::shared_ptr<Observer> observer;
 };
 
 /// The HTTP request a ChatRequest becomes.

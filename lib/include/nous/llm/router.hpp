@@ -21,6 +21,11 @@
 
 namespace nous::llm {
 
+namespace detail {
+struct RouterAccess;
+class CallObservation;
+}  // namespace detail
+
 /// One place a call can go: a provider endpoint, its key and its model.
 struct Deployment {
     std::string name;  ///< required, unique: how errors, logs and Redis keys name it
@@ -57,6 +62,9 @@ struct RouterConfig {
     /// The longest any one Redis command may take; past it (or with Redis
     /// unreachable) the process falls back to its local state, and says so once.
     std::chrono::milliseconds shared_state_timeout{50};
+    /// Told of every call this router runs (a call's own observer wins);
+    /// nullptr: set_default_observer()'s. docs/telemetry.md.
+    std::shared_ptr<Observer> observer;
     /// Tests: the router's clock (cooldowns, windows, resets); empty: the system clock.
     std::function<std::chrono::system_clock::time_point()> now;
 };
@@ -107,8 +115,12 @@ class Router {
                             RouteReport* report = nullptr);
 
   private:
+    friend struct detail::RouterAccess;
     struct Impl;
     explicit Router(std::unique_ptr<Impl> impl);
+    Result<ChatResult> route(const ChatRequest& request, const nous::http::Options& options,
+                             const std::function<bool(const Delta&)>& on_delta, RouteReport* report,
+                             detail::CallObservation* observation, bool& started);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,175 @@
+// bench/router: what a Router costs a call (docs/BENCHMARKS.md, "Router").
+//
+//   router [--seconds S] [--redis redis://127.0.0.1:PORT/0]
+//     bookkeeping: choosing, reserving and settling alone (RouterAccess::
+//       route_once), two deployments with rpm/tpm budgets, local state and,
+//       with --redis, shared in Redis; beside it one PING round trip to the
+//       same Redis (the floor of a step that goes there);
+//     calls: calls per second through a one-deployment router to an
+//       in-process mock against run_chat to the same mock directly, at 1 and
+//       64 threads, the two alternating for S seconds each, three rounds.
+// Prints a table.
+
+#include "nous/llm/router.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nous/llm/detail/router_access.hpp"
+#include "nous/llm/run_chat.hpp"
+#include "nous/mock/mock_server.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+nous::llm::Deployment deployment(const std::string& name, const std::string& base) {
+    nous::llm::Deployment d;
+    d.name = name;
+    d.base_url = base;
+    d.api_key = "sk-bench";
+    d.model = "mock-1";
+    return d;
+}
+
+std::unique_ptr<nous::llm::Router> make_router(nous::llm::RouterConfig config) {
+    auto r = nous::llm::Router::create(std::move(config));
+    if (!r) {
+        std::fprintf(stderr, "router: %s\n", r.error().message.c_str());
+        std::exit(1);
+    }
+    return std::move(r.value());
+}
+
+/// ns per route_once over `n` calls.
+double bookkeeping_ns(nous::llm::Router& router, int n) {
+    for (int i = 0; i < n / 10; ++i) nous::llm::detail::RouterAccess::route_once(router, 10);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i)
+        if (!nous::llm::detail::RouterAccess::route_once(router, 10)) {
+            std::fprintf(stderr, "router: no deployment took a call\n");
+            std::exit(1);
+        }
+    return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / n;
+}
+
+/// One PING's round trip to Redis at host:port over one connection, median of `n`, in us.
+double redis_ping_us(const std::string& url, int n) {
+    const std::string rest = url.substr(std::strlen("redis://"));
+    const std::string host = rest.substr(0, rest.find(':'));
+    const int port = std::stoi(rest.substr(rest.find(':') + 1));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        std::fprintf(stderr, "router: cannot reach %s\n", url.c_str());
+        std::exit(1);
+    }
+    std::vector<double> us;
+    char buffer[64];
+    for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        if (::send(fd, "PING\r\n", 6, 0) != 6 || ::recv(fd, buffer, sizeof buffer, 0) <= 0) break;
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    ::close(fd);
+    std::sort(us.begin(), us.end());
+    return us.empty() ? 0 : us[us.size() / 2];
+}
+
+/// Calls per second of `call` on `threads` threads for `seconds`.
+template <typename Call>
+double calls_per_second(int threads, double seconds, Call&& call) {
+    std::atomic<bool> stop{false};
+    std::atomic<long> done{0};
+    std::vector<std::thread> workers;
+    const auto t0 = Clock::now();
+    for (int t = 0; t < threads; ++t)
+        workers.emplace_back([&] {
+            while (!stop.load(std::memory_order_relaxed))
+                if (call()) done.fetch_add(1, std::memory_order_relaxed);
+        });
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& w : workers) w.join();
+    return static_cast<double>(done.load()) /
+           std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    double seconds = 2;
+    std::string redis;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--seconds" && i + 1 < argc) {
+            seconds = std::stod(argv[++i]);
+        } else if (arg == "--redis" && i + 1 < argc) {
+            redis = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: router [--seconds S] [--redis redis://HOST:PORT/DB]\n");
+            return 2;
+        }
+    }
+    nous::http::MockServer mock;
+    mock.start();
+    const std::string base = mock.base_url() + "/v1";
+
+    std::printf("%-44s %12s\n", "bookkeeping per call (choose, reserve, settle)", "per call");
+    nous::llm::RouterConfig local;
+    local.deployments = {deployment("a", base), deployment("b", base)};
+    for (auto& d : local.deployments) {
+        d.rpm = 1'000'000'000;
+        d.tpm = 1'000'000'000'000;
+    }
+    auto local_router = make_router(local);
+    std::printf("%-44s %9.0f ns\n", "local state", bookkeeping_ns(*local_router, 1'000'000));
+    if (!redis.empty()) {
+        nous::llm::RouterConfig shared = local;
+        shared.shared_state = redis;
+        auto shared_router = make_router(shared);
+        std::printf("%-44s %9.1f us\n", "shared in Redis (two scripts: reserve, settle)",
+                    bookkeeping_ns(*shared_router, 20'000) / 1000);
+        std::printf("%-44s %9.1f us\n", "one Redis PING round trip (the floor of one)",
+                    redis_ping_us(redis, 20'000));
+    }
+
+    nous::llm::ChatRequest request;
+    request.base_url = base;
+    request.api_key = "sk-bench";
+    request.model = "mock-1";
+    request.stream = false;
+    request.messages = {nous::llm::ChatMessage::user("hello")};
+    nous::llm::RouterConfig one;
+    one.deployments = {deployment("a", base)};
+    auto router = make_router(one);
+    nous::http::Options options;
+    options.max_retries = 0;
+    std::printf("\n%-8s %-6s %14s %14s %10s\n", "threads", "round", "direct/s", "router/s",
+                "x direct");
+    for (int threads : {1, 64}) {
+        for (int round = 1; round <= 3; ++round) {
+            const double direct = calls_per_second(
+                threads, seconds, [&] { return bool(nous::llm::run_chat(request, options)); });
+            const double routed = calls_per_second(
+                threads, seconds, [&] { return bool(router->chat(request, options)); });
+            std::printf("%-8d %-6d %14.0f %14.0f %10.3f\n", threads, round, direct, routed,
+                        routed / direct);
+        }
+    }
+    return 0;
+}

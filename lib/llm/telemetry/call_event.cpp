@@ -1,0 +1,46 @@
+// A call's events under the OpenTelemetry GenAI names (nous/llm/telemetry.hpp).
+
+#include "nous/llm/result.hpp"
+#include "nous/llm/telemetry.hpp"
+
+namespace nous::llm {
+
+std::string_view otel_provider_name(Provider provider) noexcept {
+    switch (provider) {
+        case Provider::anthropic:
+            return "anthropic";
+        case Provider::gemini:
+            return "gcp.gemini";
+        case Provider::openai:
+        case Provider::openai_responses:
+            break;
+    }
+    return "openai";
+}
+
+Attributes CallEvent::attributes() const {
+    Attributes a;
+    a.emplace_back("gen_ai.operation.name", std::string(operation));
+    a.emplace_back("gen_ai.provider.name", std::string(provider));
+    a.emplace_back("gen_ai.request.model", std::string(request_model));
+    if (!server_address.empty()) {
+        a.emplace_back("server.address", std::string(server_address));
+        a.emplace_back("server.port", server_port);
+    }
+    if (!deployment.empty()) a.emplace_back("nous.deployment", std::string(deployment));
+    if (kind == Kind::failover) a.emplace_back("nous.failover.reason", std::string(reason));
+    if (kind == Kind::end && result) {
+        if (!result->request_id.empty()) a.emplace_back("gen_ai.response.id", result->request_id);
+        if (result->finish_reason)
+            a.emplace_back("gen_ai.response.finish_reasons",
+                           std::vector<std::string>{*result->finish_reason});
+        if (result->usage) {
+            a.emplace_back("gen_ai.usage.input_tokens", result->usage->input_tokens);
+            a.emplace_back("gen_ai.usage.output_tokens", result->usage->output_tokens);
+        }
+    }
+    if (!error_type.empty()) a.emplace_back("error.type", std::string(error_type));
+    return a;
+}
+
+}  // namespace nous::llm

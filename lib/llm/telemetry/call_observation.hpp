@@ -1,0 +1,75 @@
+#pragma once
+// One call under an observer (nous_llm internal): the fields every event of
+// it carries, its clock, and what it counts (content events, the first
+// one's time). run_chat and the Router report through it; a call with no
+// observer has none, and its token loop is the one without any of this.
+// docs/telemetry.md.
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "nous/llm/request.hpp"
+#include "nous/llm/result.hpp"
+#include "nous/llm/telemetry.hpp"
+
+namespace nous::llm::detail {
+
+class CallObservation {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    explicit CallObservation(Observer& observer) : observer_(observer), start_(Clock::now()) {}
+
+    /// The provider, model and server of `request` (an attempt's, through a
+    /// router), and the deployment ("" without a router).
+    void set_target(const ChatRequest& request, std::string_view deployment = "");
+    void emit(CallEvent::Kind kind);
+    void failover(std::string_view reason);
+
+    /// The response head: once.
+    void response_head() {
+        if (!head_seen_) {
+            head_seen_ = true;
+            emit(CallEvent::Kind::response_head);
+        }
+    }
+    /// A content event: counted; the first one timed and told.
+    void content() {
+        if (chunks_++ == 0) {
+            first_content_ = Clock::now() - start_;
+            emit(CallEvent::Kind::first_content);
+        }
+    }
+    /// An attempt begins: what the last one counted is dropped.
+    void new_attempt() {
+        head_seen_ = false;
+        chunks_ = 0;
+        first_content_.reset();
+    }
+    /// The call's end or error event.
+    void finish(const Result<ChatResult>& result);
+
+  private:
+    CallEvent base() const;
+    Observer& observer_;
+    const Clock::time_point start_;
+    std::string provider_, model_, server_, deployment_;
+    std::int64_t port_ = 0;
+    bool streamed_ = false, head_seen_ = false;
+    std::int64_t chunks_ = 0;
+    std::optional<std::chrono::nanoseconds> first_content_;
+};
+
+/// The observer a call reports to: its own, else `fallback` (a router's),
+/// else the application's default; nullptr: none. No lock is taken.
+Observer* observer_of(const ChatRequest& request, Observer* fallback = nullptr) noexcept;
+
+/// run_chat's work, reporting the response head and the first content event
+/// to `observation` as they happen and counting content events (nullptr:
+/// none of that); the start and the end are the caller's to report.
+Result<ChatResult> run_chat_observed(const ChatRequest& request, const nous::http::Options& options,
+                                     const std::function<bool(const Delta&)>& on_delta,
+                                     CallObservation* observation);
+
+}  // namespace nous::llm::detail
