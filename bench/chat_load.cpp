@@ -42,6 +42,7 @@
 #include "bench_util.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/metrics.hpp"
 #include "nous/mock/mock_server.hpp"
 
 namespace po = boost::program_options;
@@ -55,6 +56,7 @@ struct Load {
     std::string stream_backend = "window";
     nous::llm::Provider provider = nous::llm::Provider::openai;
     std::string client = "nous-llm";
+    bool metrics = false;  ///< nous-llm: every call observed by one built-in Metrics
 };
 
 struct Tally {
@@ -104,6 +106,7 @@ void run_chat_streams(const Load& load, Tally& tally) {
         load.url_base + (load.provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
     request.model = "mock-1";
     request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
+    if (load.metrics) request.observer = std::make_shared<nous::llm::Metrics>();
     library_streams(load, tally, [&](const nous::http::Options& options, std::uint64_t& tokens) {
         auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
             tokens += !d.text.empty();
@@ -334,7 +337,8 @@ int main(int argc, char** argv) {
         "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-relay")(
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
         "mock-tokens-per-second", po::value(&mock_rate),
-        "the child mock's pace per stream (50; 0: unpaced)");
+        "the child mock's pace per stream (50; 0: unpaced)")(
+        "metrics", "nous-llm: every call recorded by one nous::llm::Metrics (its observer)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -353,6 +357,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     load.provider = *parsed;
+    load.metrics = vm.count("metrics") > 0;
     // Each --client and what runs it: the names are checked and dispatched from here alone.
     using Client = void (*)(const Load&, Tally&);
     const std::pair<std::string_view, Client> clients[] = {

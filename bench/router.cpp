@@ -7,7 +7,8 @@
 //       same Redis (the floor of a step that goes there);
 //     calls: calls per second through a one-deployment router to an
 //       in-process mock against run_chat to the same mock directly, at 1 and
-//       64 threads, the two alternating for S seconds each, three rounds.
+//       64 threads, the two alternating for S seconds each, N rounds (3),
+//       and the median of the rounds' ratios.
 // Prints a table.
 
 #include "nous/llm/router.hpp"
@@ -113,15 +114,20 @@ double calls_per_second(int threads, double seconds, Call&& call) {
 
 int main(int argc, char** argv) {
     double seconds = 2;
+    int rounds = 3;
     std::string redis;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--seconds" && i + 1 < argc) {
             seconds = std::stod(argv[++i]);
+        } else if (arg == "--rounds" && i + 1 < argc) {
+            rounds = std::stoi(argv[++i]);
         } else if (arg == "--redis" && i + 1 < argc) {
             redis = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: router [--seconds S] [--redis redis://HOST:PORT/DB]\n");
+            std::fprintf(
+                stderr,
+                "usage: router [--seconds S] [--rounds N] [--redis redis://HOST:PORT/DB]\n");
             return 2;
         }
     }
@@ -162,14 +168,18 @@ int main(int argc, char** argv) {
     std::printf("\n%-8s %-6s %14s %14s %10s\n", "threads", "round", "direct/s", "router/s",
                 "x direct");
     for (int threads : {1, 64}) {
-        for (int round = 1; round <= 3; ++round) {
+        std::vector<double> ratios;
+        for (int round = 1; round <= rounds; ++round) {
             const double direct = calls_per_second(
                 threads, seconds, [&] { return bool(nous::llm::run_chat(request, options)); });
             const double routed = calls_per_second(
                 threads, seconds, [&] { return bool(router->chat(request, options)); });
             std::printf("%-8d %-6d %14.0f %14.0f %10.3f\n", threads, round, direct, routed,
                         routed / direct);
+            ratios.push_back(routed / direct);
         }
+        std::sort(ratios.begin(), ratios.end());
+        std::printf("%-8d median %29s %10.3f\n", threads, "", ratios[ratios.size() / 2]);
     }
     return 0;
 }

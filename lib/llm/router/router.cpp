@@ -219,15 +219,18 @@ struct Router::Impl {
         }
     }
 
-    /// The attempt's end into the stores, and the provider's headers into its budget.
-    void settle(std::size_t i, const detail::Outcome& outcome, const Headers& headers,
-                SystemTime t) {
+    /// The attempt's end into the stores, and the provider's headers into its
+    /// budget (`parsed`: run_chat's reading of them, used when the router
+    /// runs on the system clock, which it was read against).
+    void settle(std::size_t i, const detail::Outcome& outcome, const Headers& headers, SystemTime t,
+                const std::optional<RateLimit>* parsed = nullptr) {
         std::optional<SystemTime> cooled;
         if (shared) cooled = shared->settle(i, outcome, t);
-        const SystemTime local_end = local.settle(i, outcome, t);
+        local.settle(i, outcome, t);
         if (cooled) local.mirror_cooldown(i, *cooled);
-        (void)local_end;
-        if (auto limit = parse_rate_limit(headers, t)) {
+        const std::optional<RateLimit> limit =
+            parsed && !config.now ? *parsed : parse_rate_limit(headers, t);
+        if (limit) {
             Live& l = live[i];
             std::lock_guard lock(l.mutex);
             if (limit->requests_remaining && limit->requests_reset) {
@@ -343,25 +346,27 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
     std::optional<Error> last_failure;
     nous::http::Options attempt_options = options;
     attempt_options.max_retries = 0;  // failover is the retry
+    std::vector<std::size_t> eligible;
+    eligible.reserve(ds.size());
 
     for (;;) {
         const SystemTime t = r.now();
-        std::vector<std::size_t> eligible;
-        std::vector<std::string> unavailable(ds.size());
+        eligible.clear();
         std::optional<SystemTime> back_at;
-        for (std::size_t i = 0; i < ds.size(); ++i) {
-            if (tried[i]) continue;
-            unavailable[i] = r.unavailable(i, estimate, t, back_at);
-            if (unavailable[i].empty()) eligible.push_back(i);
-        }
+        for (std::size_t i = 0; i < ds.size(); ++i)
+            if (!tried[i] && r.unavailable(i, estimate, t, back_at).empty()) eligible.push_back(i);
         if (eligible.empty()) {
-            // Why each deployment did not answer, in the file's order.
+            // Why each deployment did not answer, in the file's order (the
+            // reasons written out only now, on this rare path).
             std::string why;
             for (std::size_t i = 0; i < ds.size(); ++i) {
-                std::string reason = unavailable[i];
-                if (tried[i])
+                std::string reason;
+                if (tried[i]) {
                     for (const RouteAttempt& a : out.attempts)
                         if (a.deployment == ds[i].name) reason = a.reason;
+                } else {
+                    reason = r.unavailable(i, estimate, t, back_at);
+                }
                 why += (why.empty() ? "" : "; ") + ds[i].name + ": " + reason;
             }
             if (last_failure) {  // every one tried failed, the others cannot take it
@@ -412,10 +417,12 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
             if (result->usage)
                 outcome.token_correction =
                     result->usage->input_tokens + result->usage->output_tokens - estimate;
-            r.settle(i, outcome, result->headers, end);
+            r.settle(i, outcome, result->headers, end, &result->rate_limit);
             r.release(i);
-            out.deployment = d.name;
-            out.attempts.push_back({d.name, ""});
+            if (report) {  // the caller's report: the answering attempt too
+                out.deployment = d.name;
+                out.attempts.push_back({d.name, ""});
+            }
             return result;
         }
         const detail::Failure failure = result
