@@ -539,3 +539,23 @@ TEST_CASE("Redis killed mid-run: calls go on, on local counts, and it is logged 
     for (const auto& m : logged) unreachable += m.find("unreachable") != std::string::npos;
     CHECK(unreachable == 1);
 }
+
+TEST_CASE("a Redis that answers nothing costs a call its bounded timeout, then local counts") {
+    nous::test::RedisServer redis;
+    CountingMock a;
+    RouterConfig config;
+    config.deployments = {a.deployment("a")};
+    config.shared_state = redis.url();
+    config.shared_state_timeout = 50ms;
+    auto router = router_of(config);
+    REQUIRE(router->chat(hello(false)));  // connected, scripts loaded
+    redis.pause();
+    for (int i = 0; i < 3; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        REQUIRE(router->chat(hello(false)));
+        // The first waits out one 50 ms command; the others skip Redis for a second.
+        CHECK(std::chrono::steady_clock::now() - start < 2s);
+    }
+    redis.resume();
+    CHECK(a.requests == 4);
+}

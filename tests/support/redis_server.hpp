@@ -26,9 +26,13 @@ class RedisServer {
 
     int port() const { return port_; }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
+    /// SIGSTOP / SIGCONT: a Redis that accepts connections but answers nothing.
+    void pause() { ::kill(pid_, SIGSTOP); }
+    void resume() { ::kill(pid_, SIGCONT); }
     /// SIGKILL, as a crash would: no goodbye to its clients.
     void kill() {
         if (pid_ > 0) {
+            ::kill(pid_, SIGCONT);
             ::kill(pid_, SIGKILL);
             ::waitpid(pid_, nullptr, 0);
             pid_ = -1;
