@@ -8,6 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <new>
+#include <system_error>
 #include <thread>
 
 #include "embeddings/embedding_format.hpp"
@@ -204,7 +205,13 @@ Result<Embeddings> embed(const EmbedRequest& request, const nous::http::Options&
     const std::size_t helpers = std::min(request.concurrency, call.batches()) - 1;
     std::vector<std::jthread> threads;
     threads.reserve(helpers);
-    for (std::size_t i = 0; i < helpers; ++i) threads.emplace_back([&call] { call.work(); });
+    for (std::size_t i = 0; i < helpers; ++i) {
+        try {
+            threads.emplace_back([&call] { call.work(); });
+        } catch (const std::system_error&) {
+            break;  // no more threads to be had: fewer requests in flight, the same result
+        }
+    }
     call.work();
     threads.clear();  // joins
     auto result = call.result();

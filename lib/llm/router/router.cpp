@@ -408,7 +408,9 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
                 return on_delta(delta);
             };
         auto result = detail::run_chat_observed(routed, attempt_options, watched, observation);
-        if (!on_delta || !request.stream)
+        // Without a callback the whole answer stands in for the first content
+        // (a quick failure must not make a deployment look fast).
+        if (result && (!on_delta || !request.stream))
             r.note_first_content(i, std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - start));
         const SystemTime end = r.now();
