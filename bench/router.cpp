@@ -3,8 +3,9 @@
 //   router [--seconds S] [--redis redis://127.0.0.1:PORT/0]
 //     bookkeeping: choosing, reserving and settling alone (RouterAccess::
 //       route_once), two deployments with rpm/tpm budgets, local state and,
-//       with --redis, shared in Redis; beside it one PING round trip to the
-//       same Redis (the floor of a step that goes there);
+//       with --redis, shared in Redis, back to back and with 1 ms between
+//       calls (as a real call's own time spaces them; the gap not counted);
+//       beside it one PING round trip to the same Redis (the floor of one);
 //     calls: calls per second through a one-deployment router to an
 //       in-process mock against run_chat to the same mock directly, at 1 and
 //       64 threads, the two alternating for S seconds each, N rounds (3),
@@ -65,8 +66,22 @@ double bookkeeping_ns(nous::llm::Router& router, int n) {
     return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / n;
 }
 
+/// ns per route_once over `n` calls with `gap` between them, the gap not
+/// counted: what a call pays when it does not follow the previous one at once
+/// (a settle's answer, read by the next user of its connection, has arrived).
+double spaced_bookkeeping_ns(nous::llm::Router& router, int n, std::chrono::microseconds gap) {
+    double ns = 0;
+    for (int i = 0; i < n; ++i) {
+        std::this_thread::sleep_for(gap);
+        const auto t0 = Clock::now();
+        if (!nous::llm::detail::RouterAccess::route_once(router, 10)) std::exit(1);
+        ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    }
+    return ns / n;
+}
+
 /// One PING's round trip to Redis at host:port over one connection, median of `n`, in us.
-double redis_ping_us(const std::string& url, int n) {
+double redis_ping_us(const std::string& url, int n, std::chrono::microseconds gap = {}) {
     const std::string rest = url.substr(std::strlen("redis://"));
     const std::string host = rest.substr(0, rest.find(':'));
     const int port = std::stoi(rest.substr(rest.find(':') + 1));
@@ -82,6 +97,7 @@ double redis_ping_us(const std::string& url, int n) {
     std::vector<double> us;
     char buffer[64];
     for (int i = 0; i < n; ++i) {
+        if (gap.count() > 0) std::this_thread::sleep_for(gap);
         const auto t0 = Clock::now();
         if (::send(fd, "PING\r\n", 6, 0) != 6 || ::recv(fd, buffer, sizeof buffer, 0) <= 0) break;
         us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
@@ -148,10 +164,15 @@ int main(int argc, char** argv) {
         nous::llm::RouterConfig shared = local;
         shared.shared_state = redis;
         auto shared_router = make_router(shared);
-        std::printf("%-44s %9.1f us\n", "shared in Redis (two scripts: reserve, settle)",
+        std::printf("%-44s %9.1f us\n", "shared in Redis, calls back to back",
                     bookkeeping_ns(*shared_router, 20'000) / 1000);
-        std::printf("%-44s %9.1f us\n", "one Redis PING round trip (the floor of one)",
+        std::printf(
+            "%-44s %9.1f us\n", "shared in Redis, 1 ms between calls",
+            spaced_bookkeeping_ns(*shared_router, 2'000, std::chrono::milliseconds(1)) / 1000);
+        std::printf("%-44s %9.1f us\n", "one Redis PING round trip, back to back",
                     redis_ping_us(redis, 20'000));
+        std::printf("%-44s %9.1f us\n", "one Redis PING round trip, 1 ms between",
+                    redis_ping_us(redis, 2'000, std::chrono::milliseconds(1)));
     }
 
     nous::llm::ChatRequest request;

@@ -500,6 +500,23 @@ TEST_CASE("shared state in Redis: two routers share one budget and one cooldown"
     }
     CHECK(a.requests == 3);  // alone, each would have sent it 3
 
+    // Token reservations settled by the real usage, in Redis: the settle of
+    // a success is sent without waiting for its answer, and still lands.
+    CountingMock t;
+    RouterConfig tokens;
+    tokens.deployments = {t.deployment("t"), b.deployment("b2")};
+    tokens.deployments[0].tpm = 2'500;
+    tokens.deployments[1].weight = 0;
+    tokens.shared_state = redis.url();
+    tokens.now = clock.fn();
+    auto settled = router_of(tokens);
+    ChatRequest big = hello(false);
+    big.max_tokens = 1000;
+    for (int i = 0; i < 6; ++i) {
+        REQUIRE(settled->chat(big, {}, {}, &report));
+        CHECK(report.deployment == "t");
+    }
+
     // A cooldown one router sets, the other honours.
     CountingMock failing(faulty("server_error")), healthy;
     RouterConfig cooling;

@@ -129,7 +129,7 @@ std::unique_ptr<RedisLimits> RedisLimits::create(const std::string& url,
 }
 
 RedisLimits::~RedisLimits() {
-    for (redisContext* c : pool_) redisFree(c);
+    for (const Pooled& p : pool_) redisFree(p.context);
 }
 
 std::string RedisLimits::key(std::size_t i, const char* what) const {
@@ -138,13 +138,32 @@ std::string RedisLimits::key(std::size_t i, const char* what) const {
 
 redisContext* RedisLimits::take() {
     if (steady_ms() < down_until_ms_.load(std::memory_order_relaxed)) return nullptr;
+    Pooled pooled{nullptr, 0};
     {
         std::lock_guard lock(pool_mutex_);
         if (!pool_.empty()) {
-            redisContext* c = pool_.back();
+            pooled = pool_.back();
             pool_.pop_back();
-            return c;
         }
+    }
+    if (pooled.context) {
+        // The answers of the settles sent without waiting: long arrived by
+        // now, read before this connection's next command.
+        for (; pooled.unread > 0; --pooled.unread) {
+            void* answer = nullptr;
+            if (redisGetReply(pooled.context, &answer) != REDIS_OK) {
+                failed(pooled.context, pooled.context->errstr);
+                return nullptr;
+            }
+            auto* reply = static_cast<redisReply*>(answer);
+            if (reply->type == REDIS_REPLY_ERROR &&
+                std::string_view(reply->str, reply->len).starts_with("NOSCRIPT")) {
+                std::lock_guard lock(pool_mutex_);
+                shas_[1].clear();  // Redis restarted: load the script again
+            }
+            freeReplyObject(reply);
+        }
+        return pooled.context;
     }
     const long long us = std::chrono::duration_cast<std::chrono::microseconds>(timeout_).count();
     const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
@@ -167,9 +186,9 @@ redisContext* RedisLimits::take() {
     return c;
 }
 
-void RedisLimits::give(redisContext* c) {
+void RedisLimits::give(redisContext* c, int unread) {
     std::lock_guard lock(pool_mutex_);
-    pool_.push_back(c);
+    pool_.push_back({c, unread});
 }
 
 void RedisLimits::failed(redisContext* c, const std::string& why) {
@@ -253,12 +272,46 @@ std::optional<SystemTime> RedisLimits::settle(std::size_t i, const Outcome& outc
     redisContext* c = take();
     if (!c) return std::nullopt;
     const int kind = static_cast<int>(outcome.kind);
-    auto reply =
-        eval(c, 1,
-             {"3", key(i, ("w:" + std::to_string(minute_of(now))).c_str()), key(i, "cool"),
-              key(i, "fails"), std::to_string(ms_of(now)), std::to_string(outcome.token_correction),
-              std::to_string(kind), std::to_string(outcome.hint ? outcome.hint->count() : -1),
-              std::to_string(outcome.quota_until ? ms_of(*outcome.quota_until) : -1)});
+    const std::vector<std::string> args = {
+        "3",
+        key(i, ("w:" + std::to_string(minute_of(now))).c_str()),
+        key(i, "cool"),
+        key(i, "fails"),
+        std::to_string(ms_of(now)),
+        std::to_string(outcome.token_correction),
+        std::to_string(kind),
+        std::to_string(outcome.hint ? outcome.hint->count() : -1),
+        std::to_string(outcome.quota_until ? ms_of(*outcome.quota_until) : -1)};
+    if (outcome.kind == Outcome::Kind::success) {
+        std::string sha;
+        {
+            std::lock_guard lock(pool_mutex_);
+            sha = shas_[1];
+        }
+        if (!sha.empty()) {
+            // Sent, not waited for: its answer is read by the connection's next user.
+            std::vector<const char*> argv = {"EVALSHA", sha.c_str()};
+            std::vector<std::size_t> lengths = {7, sha.size()};
+            for (const std::string& a : args) {
+                argv.push_back(a.data());
+                lengths.push_back(a.size());
+            }
+            int done = 0;
+            if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(),
+                                       lengths.data()) != REDIS_OK) {
+                failed(c, c->errstr);
+                return std::nullopt;
+            }
+            while (!done)
+                if (redisBufferWrite(c, &done) != REDIS_OK) {
+                    failed(c, c->errstr);
+                    return std::nullopt;
+                }
+            give(c, 1);
+            return SystemTime{};
+        }
+    }
+    auto reply = eval(c, 1, args);
     const redisReply* r = reply ? reply->reply : nullptr;
     if (!r || r->type != REDIS_REPLY_INTEGER) {
         failed(c, r && r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : c->errstr);

@@ -33,14 +33,21 @@ class RedisLimits {
     ~RedisLimits();
 
     std::optional<Reservation> reserve(std::size_t i, std::int64_t estimate, SystemTime now);
-    /// The cooldown's end (the epoch: none), as Redis holds it.
+    /// A failure's settle: the cooldown's end Redis holds (the epoch: none),
+    /// one round trip. A success's settle (the common case: a token
+    /// correction and the failure count cleared) is sent without waiting for
+    /// its answer, which the connection's next user reads first: a
+    /// successful call costs one round trip, its reserve. nullopt when
+    /// Redis could not be reached (a success's: the epoch once sent).
     std::optional<SystemTime> settle(std::size_t i, const Outcome& outcome, SystemTime now);
 
   private:
     RedisLimits() = default;
-    /// A connection from the pool or a new one; nullptr while Redis is down.
+    /// A connection from the pool (its unread answers read first) or a new
+    /// one; nullptr while Redis is down.
     redisContext* take();
-    void give(redisContext* c);
+    /// Back to the pool, with `unread` answers still to read on it.
+    void give(redisContext* c, int unread = 0);
     /// A command failed on `c`: it is closed, Redis counts as down for a
     /// second, and the first failure of an outage is logged.
     void failed(redisContext* c, const std::string& why);
@@ -54,7 +61,11 @@ class RedisLimits {
     std::chrono::milliseconds timeout_{50};
     std::vector<DeploymentLimits> limits_;
     std::mutex pool_mutex_;
-    std::vector<redisContext*> pool_;
+    struct Pooled {
+        redisContext* context;
+        int unread;  ///< answers of commands sent without waiting
+    };
+    std::vector<Pooled> pool_;
     std::string shas_[2];  ///< the scripts' SHA1s once loaded (under pool_mutex_)
     std::atomic<std::int64_t> down_until_ms_{0};  ///< steady clock
     std::atomic<bool> down_{false};
