@@ -219,6 +219,37 @@ struct MockServer::Impl {
         return out.empty() || mock::send_all(fd, out);
     }
 
+    /// What every chat and embeddings answer passes once its request is read:
+    /// the key's limits (past them, the provider's 429), then a fault that
+    /// answers before any body. The operations headers when the answer goes
+    /// on; nullopt when the reply was written here (`written` says how).
+    std::optional<mock::HeaderList> admit(int fd, mock::Format format, const MockRequest& request,
+                                          mock::Fault fault, std::int64_t input_tokens,
+                                          std::int64_t output_tokens, bool& written) {
+        const std::string id = "req_mock_" + std::to_string(served.load());
+        mock::LimitState limits;
+        if (!limiter->admit(mock::credential_of(request), input_tokens, output_tokens, limits)) {
+            written = write_response(fd, mock::limit_reply(format, id, limits));
+            return std::nullopt;
+        }
+        auto operations = mock::operations_headers(
+            format, id, fault == mock::Fault::rate_limit ? mock::exhausted_limits() : limits);
+        if (auto failed = mock::error_reply(format, fault)) {
+            failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
+            written = write_response(fd, *failed);
+            return std::nullopt;
+        }
+        return operations;
+    }
+
+    /// keepalive_only on a whole reply: it has nothing to keep alive, so no
+    /// byte at all, until the client gives up (or the server stops).
+    bool hold_silent(int fd) {
+        while (sleep_for(kKeepaliveGap))
+            if (peer_gone(fd)) return false;
+        return false;
+    }
+
     /// Answers a chat request: streamed, or whole after as long as generating
     /// it would take; or fails as its x-mock-fault header asks.
     bool answer_chat(int fd, const mock::ChatRoute& route, const MockRequest& request) {
@@ -229,21 +260,14 @@ struct MockServer::Impl {
         auto fault = mock::requested_fault(request, options.fault, error);
         if (!fault || !mock::read_chat(route, request, options, *fault, stream, reply, error))
             return write_response(fd, error);
-        const std::string id = "req_mock_" + std::to_string(served.load());
-        mock::LimitState limits;
         const std::int64_t output_tokens =
             reply.pieces.empty() ? reply.tokens : static_cast<std::int64_t>(reply.pieces.size());
-        if (!limiter->admit(mock::credential_of(request), reply.prompt_tokens, output_tokens,
-                            limits))
-            return write_response(fd, mock::limit_reply(route.format, id, limits));
-        const auto operations = mock::operations_headers(
-            route.format, id, *fault == Fault::rate_limit ? mock::exhausted_limits() : limits);
-        if (auto failed = mock::error_reply(route.format, *fault)) {
-            failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
-            return write_response(fd, *failed);
-        }
+        bool written = false;
+        const auto operations =
+            admit(fd, route.format, request, *fault, reply.prompt_tokens, output_tokens, written);
+        if (!operations) return written;
         std::string head_lines;
-        for (const auto& [name, value] : operations) head_lines += name + ": " + value + "\r\n";
+        for (const auto& [name, value] : *operations) head_lines += name + ": " + value + "\r\n";
         if (stream)
             return stream_events(fd, mock::EventStream(route.format, std::move(reply)), head_lines,
                                  *fault, mock::fault_delay(request));
@@ -252,13 +276,7 @@ struct MockServer::Impl {
             generation += std::chrono::milliseconds(
                 static_cast<long long>(1000.0 * options.stream_tokens / options.tokens_per_second));
         if (*fault == Fault::slow_first_token) generation += mock::fault_delay(request);
-        if (*fault == Fault::keepalive_only) {
-            // A whole reply has nothing to keep alive: no byte, until the client gives up.
-            while (sleep_for(kKeepaliveGap)) {
-                if (peer_gone(fd)) return false;
-            }
-            return false;
-        }
+        if (*fault == Fault::keepalive_only) return hold_silent(fd);
         if (generation.count() > 0 && !sleep_for(generation)) return false;
         const auto body = mock::whole_body(route.format, reply);
         if (*fault == Fault::midstream_error || *fault == Fault::truncate) {
@@ -276,41 +294,28 @@ struct MockServer::Impl {
     /// chat; or fails as its x-mock-fault header asks (those of a whole reply).
     bool answer_embeddings(int fd, const mock::EmbeddingRoute& route, const MockRequest& request) {
         using mock::Fault;
-        MockResponse error;
+        MockResponse error, response;
         auto fault = mock::requested_fault(request, options.fault, error);
-        std::string body;
         std::int64_t input_tokens = 0;
-        if (!fault || !mock::embedding_reply(route, request, body, input_tokens, error))
+        if (!fault || !mock::embedding_reply(route, request, response.body, input_tokens, error))
             return write_response(fd, error);
-        const std::string id = "req_mock_" + std::to_string(served.load());
-        mock::LimitState limits;
-        if (!limiter->admit(mock::credential_of(request), input_tokens, 0, limits))
-            return write_response(fd, mock::limit_reply(route.format, id, limits));
-        const auto operations = mock::operations_headers(
-            route.format, id, *fault == Fault::rate_limit ? mock::exhausted_limits() : limits);
-        if (auto failed = mock::error_reply(route.format, *fault)) {
-            failed->headers.insert(failed->headers.end(), operations.begin(), operations.end());
-            return write_response(fd, *failed);
-        }
+        bool written = false;
+        auto operations = admit(fd, route.format, request, *fault, input_tokens, 0, written);
+        if (!operations) return written;
         if (*fault == Fault::slow_first_token && !sleep_for(mock::fault_delay(request)))
             return false;
-        if (*fault == Fault::keepalive_only) {
-            while (sleep_for(kKeepaliveGap))  // nothing, until the client gives up
-                if (peer_gone(fd)) return false;
-            return false;
-        }
-        std::string head_lines;
-        for (const auto& [name, value] : operations) head_lines += name + ": " + value + "\r\n";
-        std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + head_lines +
-                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+        if (*fault == Fault::keepalive_only) return hold_silent(fd);
         if (*fault == Fault::midstream_error || *fault == Fault::truncate) {
             // Cut in half: Content-Length promises more than is sent, and the connection closes.
-            out.append(body, 0, body.size() / 2);
+            std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n";
+            for (const auto& [name, value] : *operations) out += name + ": " + value + "\r\n";
+            out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
+            out.append(response.body, 0, response.body.size() / 2);
             mock::send_all(fd, out);
             return false;
         }
-        out += body;
-        return mock::send_all(fd, out);
+        response.headers = std::move(*operations);
+        return write_response(fd, response);  // head and body in one send, the body not copied
     }
 
     void serve(int fd) {
