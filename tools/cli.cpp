@@ -56,6 +56,14 @@ int report_error(const Error& e) {
     return exit_code_for(e);
 }
 
+int report_provider_error(const Error& e, bool verbose) {
+    if (verbose && !e.request_id.empty()) std::cerr << "* request id " << e.request_id << "\n";
+    if (e.code != ErrorCode::http_status) return report_error(e);
+    std::cerr << "nouscli: " << e.message
+              << (e.quota_exhausted ? " (quota exhausted: not retried)" : "") << "\n";
+    return exit_code_for(e);
+}
+
 /// Writes all of `data`; false when stdout is closed (EPIPE): the caller exits 0 quietly.
 bool write_out(std::FILE* out, std::string_view data) {
     if (!data.empty() && std::fwrite(data.data(), 1, data.size(), out) != data.size()) return false;

@@ -37,6 +37,10 @@ int exit_code_for(const Error& e);
 int usage_error(std::string_view command, const std::string& message);
 /// An error the call ended with: "nouscli: CODE: MESSAGE" on stderr; its exit code.
 int report_error(const Error& e);
+/// An error a provider call (chat, embed) ended with: its request id under
+/// -v, a status >= 400 in the provider's words (an exhausted quota said so:
+/// never retried, whatever --retry says), anything else as report_error.
+int report_provider_error(const Error& e, bool verbose);
 
 /// Writes all of `data`; false when stdout is closed (EPIPE): the caller exits 0 quietly.
 bool write_out(std::FILE* out, std::string_view data);

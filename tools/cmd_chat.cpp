@@ -225,15 +225,7 @@ int cmd_chat(int argc, char** argv) {
         const Error& e = result.error();
         if (printed_any) write_out(stdout, "\n");
         print_operations_headers(e.headers);
-        if (connection.verbose() && !e.request_id.empty())
-            std::cerr << "* request id " << e.request_id << "\n";
-        if (e.code == ErrorCode::http_status) {
-            // An exhausted quota is never retried (whatever --retry says): say so.
-            std::cerr << "nouscli: " << e.message
-                      << (e.quota_exhausted ? " (quota exhausted: not retried)" : "") << "\n";
-            return exit_code_for(e);
-        }
-        return report_error(e);
+        return report_provider_error(e, connection.verbose());
     }
     const nous::llm::ChatResult& message = result.value();
     print_operations_headers(message.headers);

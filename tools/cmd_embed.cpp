@@ -114,15 +114,7 @@ int cmd_embed(int argc, char** argv) {
     auto result = nous::llm::embed(request, options);
     if (!result) {
         if (out != stdout) std::fclose(out);
-        const Error& e = result.error();
-        if (connection.verbose() && !e.request_id.empty())
-            std::cerr << "* request id " << e.request_id << "\n";
-        if (e.code == ErrorCode::http_status) {
-            std::cerr << "nouscli: " << e.message
-                      << (e.quota_exhausted ? " (quota exhausted: not retried)" : "") << "\n";
-            return exit_code_for(e);
-        }
-        return report_error(e);
+        return report_provider_error(result.error(), connection.verbose());
     }
     const nous::llm::Embeddings& embeddings = result.value();
     if (connection.verbose())
