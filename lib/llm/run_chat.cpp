@@ -38,10 +38,6 @@ struct alignas(64) TokenLoop {
     return provider_error(provider, error);
 }
 
-bool is_content(const Delta& d) {
-    return !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() || !d.refusal.empty();
-}
-
 /// The stream's events into `loop` and the caller's callback, until the
 /// stream's end or `loop.stopped` (nullopt), or an error. A frame of its
 /// own, small: the loop's per-token stack is this and `loop`. Observed: the
@@ -77,7 +73,7 @@ template <bool Observed>
         }
         for (const Delta& d : loop.deltas) {
             if constexpr (Observed)
-                if (is_content(d)) observation->content();
+                if (detail::is_content(d)) observation->content();
             loop.accumulator.add(d);
             const bool go_on = !on_delta || on_delta(d);
             // The provider ended the stream with an error, or the caller stopped it

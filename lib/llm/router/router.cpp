@@ -32,10 +32,6 @@ std::int64_t estimated_tokens(const ChatRequest& r) {
     return static_cast<std::int64_t>(bytes / 3) + r.max_tokens.value_or(1024);
 }
 
-bool is_content(const Delta& d) {
-    return !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() || !d.refusal.empty();
-}
-
 }  // namespace
 
 std::optional<RouteStrategy> route_strategy_from_name(std::string_view name) {
@@ -167,7 +163,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
         std::function<bool(const Delta&)> watched;
         if (on_delta)
             watched = [&](const Delta& delta) {
-                if (!delivered && is_content(delta)) {
+                if (!delivered && detail::is_content(delta)) {
                     delivered = true;
                     r.note_first_content(i, std::chrono::duration_cast<std::chrono::microseconds>(
                                                 std::chrono::steady_clock::now() - start));

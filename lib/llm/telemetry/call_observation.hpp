@@ -15,6 +15,13 @@
 
 namespace nous::llm::detail {
 
+/// Whether a delta is content the caller sees (text, reasoning, a tool
+/// call, a refusal): what a first content event is, and what a router must
+/// never fail over after.
+inline bool is_content(const Delta& d) noexcept {
+    return !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() || !d.refusal.empty();
+}
+
 class CallObservation {
   public:
     using Clock = std::chrono::steady_clock;
