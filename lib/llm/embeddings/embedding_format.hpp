@@ -41,6 +41,13 @@ const EmbeddingFormat& gemini_embedding_format() noexcept;
 /// width is known, else through the batch's scratch. The formats share it.
 std::optional<std::string> read_float_row(JsonCursor& cursor, BatchReading& batch,
                                           std::size_t index);
+/// What is wrong with a response once its reader is through, or nullopt:
+/// its reader's own finding `bad`, then text that is not one JSON document
+/// of the expected shape, the list (`list`, "data" or "embeddings") missing,
+/// or a count of items that is not the batch's.
+std::optional<std::string> response_verdict(std::optional<std::string> bad, bool shaped,
+                                            JsonCursor& cursor, const char* list, bool has_list,
+                                            std::size_t items, const BatchReading& batch);
 /// Marks row `index` of the batch as read: an error for one out of range or read twice.
 std::optional<std::string> claim_row(BatchReading& batch, std::size_t index);
 

@@ -76,13 +76,8 @@ class GeminiEmbeddings final : public EmbeddingFormat {
                 return item && !bad;
             });
         });
-        if (bad) return bad;
-        if (!shaped || !cursor.at_end()) return "an embeddings response that is not JSON";
-        if (!has_embeddings) return "an embeddings response without \"embeddings\"";
-        if (items != batch.count)
-            return std::to_string(items) + " embeddings for " + std::to_string(batch.count) +
-                   " inputs";
-        return std::nullopt;
+        return response_verdict(std::move(bad), shaped, cursor, "embeddings", has_embeddings, items,
+                                batch);
     }
 };
 

@@ -156,13 +156,7 @@ class OpenAIEmbeddings final : public EmbeddingFormat {
             }
             return cursor.skip_value();
         });
-        if (bad) return bad;
-        if (!shaped || !cursor.at_end()) return "an embeddings response that is not JSON";
-        if (!has_data) return "an embeddings response without \"data\"";
-        if (items != batch.count)
-            return std::to_string(items) + " embeddings for " + std::to_string(batch.count) +
-                   " inputs";
-        return std::nullopt;
+        return response_verdict(std::move(bad), shaped, cursor, "data", has_data, items, batch);
     }
 };
 

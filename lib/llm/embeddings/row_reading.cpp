@@ -1,11 +1,23 @@
-// What every embeddings reader does with one vector: claim its row, and
-// read a float array into it (embedding_format.hpp).
+// What every embeddings reader does with one vector (claim its row, read a
+// float array into it) and with the whole response (its verdict)
+// (embedding_format.hpp).
 
 #include <cstring>
 
 #include "embeddings/embedding_format.hpp"
 
 namespace nous::llm::detail {
+
+std::optional<std::string> response_verdict(std::optional<std::string> bad, bool shaped,
+                                            JsonCursor& cursor, const char* list, bool has_list,
+                                            std::size_t items, const BatchReading& batch) {
+    if (bad) return bad;
+    if (!shaped || !cursor.at_end()) return "an embeddings response that is not JSON";
+    if (!has_list) return std::string("an embeddings response without \"") + list + "\"";
+    if (items != batch.count)
+        return std::to_string(items) + " embeddings for " + std::to_string(batch.count) + " inputs";
+    return std::nullopt;
+}
 
 std::optional<std::string> claim_row(BatchReading& batch, std::size_t index) {
     if (index >= batch.count)
