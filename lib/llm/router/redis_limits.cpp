@@ -78,6 +78,21 @@ std::int64_t steady_ms() {
         .count();
 }
 
+/// `EVALSHA sha args...` as hiredis's argv: pointers into `sha` and `args`
+/// (which outlive it) and their lengths.
+struct EvalCommand {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    EvalCommand(const std::string& sha, const std::vector<std::string>& args)
+        : argv{"EVALSHA", sha.c_str()}, lengths{7, sha.size()} {
+        for (const std::string& a : args) {
+            argv.push_back(a.data());
+            lengths.push_back(a.size());
+        }
+    }
+    int count() const { return static_cast<int>(argv.size()); }
+};
+
 }  // namespace
 
 struct RedisLimits::Reply {
@@ -216,15 +231,10 @@ std::unique_ptr<RedisLimits::Reply> RedisLimits::eval(redisContext* c, int scrip
             std::lock_guard lock(pool_mutex_);
             shas_[script] = sha;
         }
-        std::vector<const char*> argv = {"EVALSHA", sha.c_str()};
-        std::vector<std::size_t> lengths = {7, sha.size()};
-        for (const std::string& a : args) {
-            argv.push_back(a.data());
-            lengths.push_back(a.size());
-        }
+        EvalCommand command(sha, args);
         auto reply = std::make_unique<Reply>();
         reply->reply = static_cast<redisReply*>(
-            redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+            redisCommandArgv(c, command.count(), command.argv.data(), command.lengths.data()));
         if (!reply->reply) return nullptr;
         if (reply->reply->type == REDIS_REPLY_ERROR &&
             std::string_view(reply->reply->str, reply->reply->len).starts_with("NOSCRIPT")) {
@@ -290,15 +300,10 @@ std::optional<SystemTime> RedisLimits::settle(std::size_t i, const Outcome& outc
         }
         if (!sha.empty()) {
             // Sent, not waited for: its answer is read by the connection's next user.
-            std::vector<const char*> argv = {"EVALSHA", sha.c_str()};
-            std::vector<std::size_t> lengths = {7, sha.size()};
-            for (const std::string& a : args) {
-                argv.push_back(a.data());
-                lengths.push_back(a.size());
-            }
+            EvalCommand command(sha, args);
             int done = 0;
-            if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(),
-                                       lengths.data()) != REDIS_OK) {
+            if (redisAppendCommandArgv(c, command.count(), command.argv.data(),
+                                       command.lengths.data()) != REDIS_OK) {
                 failed(c, c->errstr);
                 return std::nullopt;
             }
