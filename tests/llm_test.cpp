@@ -14,7 +14,7 @@
 
 #include "fault_server.hpp"
 #include "json_scan_check.hpp"
-#include "llm/event_json.hpp"
+#include "llm/json/event_json.hpp"
 #include "nous/http/json.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/llm/chat.hpp"

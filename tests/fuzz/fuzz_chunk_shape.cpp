@@ -1,4 +1,4 @@
-// libFuzzer: the OpenAI chunk reader's shape (lib/llm/event_json.hpp). Any
+// libFuzzer: the OpenAI chunk reader's shape (lib/llm/json/event_json.hpp). Any
 // bytes, cut at each 0x1E byte into a stream of chunk texts: each text read
 // by one reader across the stream (which reads a chunk of the last plain
 // chunk's shape without a scan) gives exactly what a fresh reader's scan
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "llm/event_json.hpp"
+#include "llm/json/event_json.hpp"
 #include "openai_chunk_check.hpp"
 
 using nous::llm::detail::EventJson;

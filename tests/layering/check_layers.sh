@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layering rules of lib/src (docs/design/layers.md), checked on every
+# The layering rules of lib/http and lib/llm (docs/design/layers.md), checked on every
 # `make test`:
 #   - arrows point down only: core <- codec <- transport <- post, stream
 #     (post and stream are siblings: neither includes the other);
@@ -24,9 +24,9 @@ rank() {
 system_headers_re='<(Poco/|openssl/|curl/|sys/socket\.h|netinet/|arpa/|netdb\.h|poll\.h|sys/uio\.h|sys/epoll\.h)'
 poco_ssl_re='<(Poco/|openssl/)'
 
-# Every quoted include of every lib/src file against the layer order.
+# Every quoted include of every lib/http file against the layer order.
 while IFS= read -r file; do
-  layer=${file#lib/src/}; layer=${layer%%/*}
+  layer=${file#lib/http/}; layer=${layer%%/*}
   own=$(rank "$layer")
   [ "$own" -lt 0 ] && { fail "$file is not in a layer folder (core, codec, transport, post, stream)"; continue; }
   while IFS= read -r line; do
@@ -35,7 +35,7 @@ while IFS= read -r file; do
     tlayer=${target%%/*}
     trank=$(rank "$tlayer")
     if [ "$trank" -lt 0 ]; then
-      fail "$file includes \"$target\": name lib/src includes by their layer folder"
+      fail "$file includes \"$target\": name lib/http includes by their layer folder"
     elif [ "$tlayer" != "$layer" ] && [ "$trank" -ge "$own" ]; then
       fail "$file ($layer) includes \"$target\" ($tlayer): arrows point down only"
     fi
@@ -50,13 +50,13 @@ while IFS= read -r file; do
         while IFS= read -r hit; do echo "layering: $file:$hit: post/ may not include POCO or OpenSSL headers"; done
       ;;
   esac
-done < <(find lib/src -name '*.hpp' -o -name '*.cpp' | sort)
+done < <(find lib/http -name '*.hpp' -o -name '*.cpp' | sort)
 
 # The per-file loops above print from subshells: count their lines too.
 extra=$(
-  find lib/src/core lib/src/codec lib/src/stream -name '*.[ch]pp' -print0 2>/dev/null |
+  find lib/http/core lib/http/codec lib/http/stream -name '*.[ch]pp' -print0 2>/dev/null |
     xargs -0 grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]+$system_headers_re" 2>/dev/null
-  find lib/src/post -name '*.[ch]pp' -print0 2>/dev/null |
+  find lib/http/post -name '*.[ch]pp' -print0 2>/dev/null |
     xargs -0 grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]+$poco_ssl_re" 2>/dev/null
 )
 [ -n "$extra" ] && status=1
@@ -69,6 +69,31 @@ while IFS= read -r hit; do
   fail "$hit: RapidJSON only in the opt-in nous/http/json.hpp"
 done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+<rapidjson/" lib/include | grep -v '^lib/include/nous/http/json.hpp:')
 
+# lib/llm by concern, arrows down only: json <- formats, embeddings (a wire
+# format carries its embeddings table, so the two name each other) <-
+# telemetry <- chat <- router. Includes name their folder.
+llm_rank() {
+  case "$1" in
+    json) echo 0 ;; formats|embeddings) echo 1 ;; telemetry) echo 2 ;; chat) echo 3 ;; router) echo 4 ;; *) echo -1 ;;
+  esac
+}
+while IFS= read -r file; do
+  folder=${file#lib/llm/}; folder=${folder%%/*}
+  own=$(llm_rank "$folder")
+  [ "$own" -lt 0 ] && { fail "$file is not in a lib/llm concern folder (json, formats, embeddings, telemetry, chat, router)"; continue; }
+  while IFS= read -r line; do
+    target=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1/' <<<"$line")
+    case "$target" in nous/*) continue ;; esac
+    tfolder=${target%%/*}
+    trank=$(llm_rank "$tfolder")
+    if [ "$trank" -lt 0 ] || [ "$tfolder" = "$target" ]; then
+      fail "$file includes \"$target\": name lib/llm includes by their folder"
+    elif [ "$trank" -gt "$own" ]; then
+      fail "$file ($folder) includes \"$target\" ($tfolder): arrows point down only"
+    fi
+  done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$file")
+done < <(find lib/llm -name '*.hpp' -o -name '*.cpp' | sort)
+
 # Applications of the library: public headers only.
 for dir in tools bench docs/examples lib/mock lib/llm; do
   [ -d "$dir" ] || continue
@@ -80,10 +105,10 @@ for dir in tools bench docs/examples lib/mock lib/llm; do
     # root (lib/llm's "formats/wire_format.hpp"), is the application's own.
     [ -f "$(dirname "$file")/$target" ] && continue
     [ -f "$dir/$target" ] && continue
-    fail "$hit: $dir/ uses public headers only (nous/...), not lib/src"
+    fail "$hit: $dir/ uses public headers only (nous/...), not lib/http"
   done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$dir" --include='*.cpp' --include='*.hpp' --include='*.h')
-  if grep -rqE 'lib/src' "$dir" --include=CMakeLists.txt 2>/dev/null; then
-    fail "$dir/CMakeLists.txt puts lib/src on the include path"
+  if grep -rqE 'lib/http' "$dir" --include=CMakeLists.txt 2>/dev/null; then
+    fail "$dir/CMakeLists.txt puts lib/http on the include path"
   fi
 done
 

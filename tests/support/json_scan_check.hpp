@@ -1,5 +1,5 @@
 #pragma once
-// The strict JSON scanner (lib/llm/json_scan.hpp) held to RapidJSON's reader
+// The strict JSON scanner (lib/llm/json/json_scan.hpp) held to RapidJSON's reader
 // as the document read runs it (iterative, in place): for any text the
 // scanner accepts, the reader accepts it too and makes the same calls.
 // Shared by tests/llm_test.cpp and tests/fuzz/fuzz_json_scan.cpp.
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "llm/json_scan.hpp"
+#include "llm/json/json_scan.hpp"
 
 namespace nous::test {
 

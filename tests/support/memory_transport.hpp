@@ -1,5 +1,5 @@
 #pragma once
-// An in-memory Transport behind the seam of lib/src/transport/transport.hpp:
+// An in-memory Transport behind the seam of lib/http/transport/transport.hpp:
 // the exchange, the pool and the streams run over it as over a socket, while
 // a script decides what each call does. It fragments the response (at most
 // `max_read` bytes per read), and fails I/O call number N (1-based, counting

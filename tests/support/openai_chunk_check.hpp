@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "llm/event_json.hpp"
+#include "llm/json/event_json.hpp"
 
 namespace nous::test {
 

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string_view>
 
-#include "provider_json.hpp"
+#include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "event_json.hpp"
+#include "json/event_json.hpp"
 #include "nous/llm/delta.hpp"
 
 namespace nous::llm::detail {

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "provider_json.hpp"
+#include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
 

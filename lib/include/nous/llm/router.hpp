@@ -27,20 +27,22 @@ class CallObservation;
 }  // namespace detail
 
 /// One place a call can go: a provider endpoint, its key and its model.
+/// Every member has an initializer, so a designated initializer may leave
+/// any out without -Wmissing-field-initializers.
 struct Deployment {
-    std::string name;  ///< required, unique: how errors, logs and Redis keys name it
+    std::string name{};  ///< required, unique: how errors, logs and Redis keys name it
     Provider provider = Provider::openai;
-    std::string base_url;  ///< empty: default_base_url(provider)
-    std::string api_key;   ///< empty: no credential header
-    std::string model;     ///< required: replaces the request's
+    std::string base_url{};  ///< empty: default_base_url(provider)
+    std::string api_key{};   ///< empty: no credential header
+    std::string model{};     ///< required: replaces the request's
     /// `weighted`: its share of first choices. 0: never chosen first, only
     /// failed over to (a fallback).
     double weight = 1;
     /// Requests and tokens per minute it may take (minute windows aligned to
     /// the clock's); unset: only what the provider's headers report.
-    std::optional<std::int64_t> rpm, tpm;
+    std::optional<std::int64_t> rpm{}, tpm{};
     /// Calls in flight on it at once; unset: no limit.
-    std::optional<std::int64_t> max_concurrency;
+    std::optional<std::int64_t> max_concurrency{};
 };
 
 enum class RouteStrategy {

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "json/provider_json.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/partial_json.hpp"
-#include "provider_json.hpp"
 
 namespace nous::llm {
 

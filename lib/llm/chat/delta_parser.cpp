@@ -2,10 +2,10 @@
 // (formats/wire_format.hpp) takes each event, by its fast reader when it can
 // and through the reused document otherwise.
 
-#include "event_json.hpp"
 #include "formats/wire_format.hpp"
+#include "json/event_json.hpp"
+#include "json/provider_json.hpp"
 #include "nous/llm/delta.hpp"
-#include "provider_json.hpp"
 
 namespace nous::llm {
 

@@ -1,7 +1,8 @@
 // The reused event document: a depth guard between RapidJSON's iterative
 // reader and the document that it builds. The fast readers of the common
-// token events: openai_chunk_reader.cpp, text_delta_readers.cpp,
-// gemini_chunk_reader.cpp.
+// token events are each format's own: formats/openai_chat/chunk_reader.cpp,
+// formats/{anthropic,openai_responses}/delta_reader.cpp,
+// formats/gemini/chunk_reader.cpp.
 
 // SIMD string and whitespace scanning for the in-place parses of this file
 // (x86-64 always has SSE2). Only this file parses in place, so no other
@@ -10,14 +11,14 @@
 #define RAPIDJSON_SSE2
 #endif
 
-#include "event_json.hpp"
+#include "json/event_json.hpp"
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
 #include <functional>
 
-#include "json_scan.hpp"
+#include "json/json_scan.hpp"
 
 namespace nous::llm::detail {
 

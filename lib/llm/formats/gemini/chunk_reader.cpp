@@ -3,8 +3,8 @@
 
 #include <functional>
 
-#include "event_json.hpp"
-#include "json_scan.hpp"
+#include "json/event_json.hpp"
+#include "json/json_scan.hpp"
 
 namespace nous::llm::detail {
 

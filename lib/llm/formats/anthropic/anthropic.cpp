@@ -4,12 +4,12 @@
 
 #include <cstdint>
 
-#include "event_json.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
-#include "provider_json.hpp"
+#include "json/event_json.hpp"
+#include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
 

@@ -5,11 +5,11 @@
 #include <cstdint>
 
 #include "embeddings/embedding_format.hpp"
-#include "event_json.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/wire_format.hpp"
-#include "provider_json.hpp"
+#include "json/event_json.hpp"
+#include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
 

@@ -2,9 +2,9 @@
 // body into its own words: the generic parts; each format reads its JSON.
 
 #include "formats/wire_format.hpp"
+#include "json/provider_json.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/result.hpp"
-#include "provider_json.hpp"
 
 namespace nous::llm {
 

@@ -1,9 +1,9 @@
 // The conversation's value types: message and part constructors, reasoning
 // effort names, and the message a turn's result becomes.
 
+#include "formats/openai_chat/openai_message.hpp"
+#include "json/provider_json.hpp"
 #include "nous/llm/chat.hpp"
-#include "openai_message.hpp"
-#include "provider_json.hpp"
 
 namespace nous::llm {
 

@@ -12,11 +12,11 @@
 #include <algorithm>
 
 #include "embeddings/embedding_format.hpp"
-#include "event_json.hpp"
 #include "formats/request_json.hpp"
 #include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
-#include "provider_json.hpp"
+#include "json/event_json.hpp"
+#include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
 
