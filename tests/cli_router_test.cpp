@@ -3,6 +3,7 @@
 // when every deployment failed with the last failure's exit code, and the
 // refusals before any connection.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -125,4 +126,33 @@ TEST_CASE(
     CHECK(after.find("gen_ai_client_token_usage_count") == std::string::npos);
     std::remove(metrics.c_str());
     std::remove(file.c_str());
+}
+
+TEST_CASE(
+    "nouscli chat --deployments: a shared state lost is one line without -v, its password never") {
+    ::setenv("ROUTER_TEST_KEY", "sk-router", 1);
+    MockServer healthy;
+    healthy.start();
+    const std::string password = "pw-n0t-to-print";
+    // Nothing listens on port 1: the call runs on this process's own counts.
+    const std::string file =
+        router_file({{"east", healthy.base_url()}},
+                    R"("shared_state":"redis://:)" + password + R"(@127.0.0.1:1/0",)");
+    auto r = nouscli({"chat", "hi", "--deployments", file});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("router: shared state redis://:***@127.0.0.1:1/0 unreachable") !=
+          std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // that line alone
+    CHECK((r.out + r.err).find(password) == std::string::npos);
+    // A URL it cannot read: a usage error that does not print the password either.
+    const std::string bad =
+        router_file({{"east", healthy.base_url()}},
+                    R"("shared_state":"redis://:)" + password + R"(@127.0.0.1:99999/0",)");
+    auto refused = nouscli({"chat", "hi", "--deployments", bad});
+    CHECK(refused.code == 2);
+    CHECK(refused.err.find("redis://:***@127.0.0.1:99999/0") != std::string::npos);
+    CHECK(refused.err.find(password) == std::string::npos);
+    std::remove(file.c_str());
+    std::remove(bad.c_str());
 }

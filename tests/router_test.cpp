@@ -13,7 +13,9 @@
 #include <thread>
 
 #include "llm/router/limits_store.hpp"
+#include "llm/router/redis_limits.hpp"
 #include "nous/http/log.hpp"
+#include "nous/llm/detail/router_access.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "redis_server.hpp"
 
@@ -575,4 +577,222 @@ TEST_CASE("a Redis that answers nothing costs a call its bounded timeout, then l
     }
     redis.resume();
     CHECK(a.requests == 4);
+}
+
+// --- Findings of the router's review: each named after what a user saw. ---
+
+namespace {
+
+using nous::llm::detail::LocalLimits;
+using nous::llm::detail::minute_of;
+using nous::llm::detail::Outcome;
+using nous::llm::detail::Reservation;
+
+/// Logged lines, gathered for one test (the sink reset on the way out).
+struct LogCapture {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    LogCapture() {
+        nous::http::set_log_level(nous::http::LogLevel::warning);
+        nous::http::set_log_sink([this](nous::http::LogLevel, std::string_view m) {
+            std::lock_guard lock(mutex);
+            lines.emplace_back(m);
+        });
+    }
+    ~LogCapture() { nous::http::set_log_sink(nullptr); }
+    int count(const std::string& needle) {
+        std::lock_guard lock(mutex);
+        int n = 0;
+        for (const auto& l : lines) n += l.find(needle) != std::string::npos;
+        return n;
+    }
+    std::string all() {
+        std::lock_guard lock(mutex);
+        std::string out;
+        for (const auto& l : lines) out += l + "\n";
+        return out;
+    }
+};
+
+/// A call reserved 1000 tokens at 0:59 of minute M and ended at 1:02 with a
+/// correction of -980, after another call reserved 1000 in minute M+1.
+/// `reserve`/`settle` are the store's; returns what M+1 then takes.
+template <typename Store>
+std::vector<Reservation::Kind> a_call_across_a_minute(Store& store) {
+    const auto m = std::chrono::system_clock::time_point(std::chrono::minutes(29'000'000));
+    std::vector<Reservation::Kind> kinds;
+    REQUIRE(store.reserve(0, 1000, m + 59s)->kind == Reservation::Kind::reserved);
+    REQUIRE(store.reserve(0, 1000, m + 61s)->kind == Reservation::Kind::reserved);
+    Outcome done;
+    done.token_correction = -980;
+    done.window_minute = minute_of(m + 59s);
+    store.settle(0, done, m + 62s);
+    for (auto at : {m + 63s, m + 64s}) kinds.push_back(store.reserve(0, 1000, at)->kind);
+    return kinds;
+}
+
+/// LocalLimits answers a Reservation, RedisLimits an optional one: one shape for both.
+struct LocalStore {
+    LocalLimits limits;
+    std::optional<Reservation> reserve(std::size_t i, std::int64_t e,
+                                       nous::llm::detail::SystemTime t) {
+        return limits.reserve(i, e, t);
+    }
+    void settle(std::size_t i, const Outcome& o, nous::llm::detail::SystemTime t) {
+        limits.settle(i, o, t);
+    }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "the token correction lands in the minute of its reservation, not the call's end (local)") {
+    LocalStore store{LocalLimits({{"a", 0, 2'100}})};
+    // M+1 holds its own reservation (1000): one more fits, a second does not.
+    // Corrected in M+1, it would hold 20, and two more would fit (3000 of 2100).
+    CHECK(a_call_across_a_minute(store) ==
+          std::vector{Reservation::Kind::reserved, Reservation::Kind::no_budget});
+}
+
+TEST_CASE(
+    "the token correction lands in the minute of its reservation, not the call's end (Redis)") {
+    nous::test::RedisServer redis;
+    std::string why;
+    auto store =
+        nous::llm::detail::RedisLimits::create(redis.url(), {{"a", 0, 2'100}}, 1000ms, why);
+    REQUIRE(store);
+    CHECK(a_call_across_a_minute(*store) ==
+          std::vector{Reservation::Kind::reserved, Reservation::Kind::no_budget});
+}
+
+TEST_CASE("a callback that throws releases the deployment's in-flight slot") {
+    CountingMock a;
+    RouterConfig config;
+    config.deployments = {a.deployment("a")};
+    config.deployments[0].max_concurrency = 1;
+    config.queue_timeout = 0ms;
+    auto router = router_of(config);
+    const auto throwing = [](const Delta&) -> bool { throw std::runtime_error("the app's own"); };
+    for (int i = 0; i < 3; ++i)
+        CHECK_THROWS_AS(router->chat(hello(), {}, throwing), std::runtime_error);
+    auto after = router->chat(hello(false));  // not `saturated`: the slot came back each time
+    REQUIRE(after);
+    CHECK(a.requests == 4);
+}
+
+TEST_CASE("a full max_concurrency waits for a call to end, even with the fallback out for longer") {
+    ManualClock clock;  // 10 s into a minute: the fallback's budget is back in 50 s
+    CountingMock a, b;
+    RouterConfig config;
+    config.deployments = {a.deployment("primary"), b.deployment("fallback")};
+    config.deployments[0].max_concurrency = 1;
+    config.deployments[1].weight = 0;
+    config.deployments[1].tpm = 10;  // below any call's estimate: no budget this minute
+    config.queue_timeout = 10s;
+    config.now = clock.fn();
+    auto router = router_of(config);
+
+    std::optional<Result<ChatResult>> second;
+    std::atomic<bool> second_done{false};
+    std::thread other;
+    bool first_delta = true;
+    auto first = router->chat(hello(), {}, [&](const Delta&) {
+        if (!first_delta) return true;
+        first_delta = false;
+        // The primary's one slot is this call's: another call must wait for it.
+        other = std::thread([&] {
+            second = router->chat(hello(false));
+            second_done = true;
+        });
+        while (nous::llm::detail::RouterAccess::waiting(*router) == 0 && !second_done)
+            std::this_thread::yield();
+        return true;
+    });
+    other.join();
+    REQUIRE(first);
+    REQUIRE(second);
+    INFO((*second ? std::string() : second->error().message));
+    REQUIRE(*second);
+    CHECK(a.requests == 2);
+    CHECK(b.requests == 0);
+}
+
+TEST_CASE("a Redis password: AUTH sent, the counts shared, the password never printed") {
+    const std::string password = "s3cret-Pa55";
+    nous::test::RedisServer redis({"--requirepass", password});
+    LogCapture log;
+    CountingMock a, b;
+    const std::string where = "127.0.0.1:" + std::to_string(redis.port()) + "/0";
+    for (const std::string& userinfo : {":" + password + "@", "default:" + password + "@"}) {
+        RouterConfig config;
+        config.deployments = {a.deployment("a" + std::to_string(userinfo.size())),
+                              b.deployment("b")};
+        config.deployments[0].rpm = 2;
+        config.deployments[1].weight = 0;
+        config.shared_state = "redis://" + userinfo + where;
+        auto first = router_of(config), second = router_of(config);
+        RouteReport report;
+        for (int i = 0; i < 3; ++i) {
+            REQUIRE((i % 2 ? second : first)->chat(hello(false), {}, {}, &report));
+            CHECK(report.deployment == (i < 2 ? config.deployments[0].name : "b"));
+        }
+    }
+    CHECK(a.requests == 4);  // 2 a router pair: shared, not 2 each
+    CHECK(log.all().find(password) == std::string::npos);
+    CHECK(log.count("unreachable") == 0);
+
+    // A bad port in such a URL: refused, the password not in the message.
+    RouterConfig bad;
+    bad.deployments = {a.deployment("a")};
+    bad.shared_state = "redis://:" + password + "@127.0.0.1:99999/0";
+    auto refused = Router::create(bad);
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error().message, Catch::Contains("redis://:***@127.0.0.1:99999/0"));
+    CHECK(refused.error().message.find(password) == std::string::npos);
+}
+
+TEST_CASE("a Redis that wants a password says so in its own words (NOAUTH, WRONGPASS)") {
+    const std::string password = "s3cret-Pa55";
+    nous::test::RedisServer redis({"--requirepass", password});
+    CountingMock a;
+    for (const auto& [url, words] : std::vector<std::pair<std::string, std::string>>{
+             {redis.url(), "NOAUTH"},
+             {"redis://:wrong-" + password + "@127.0.0.1:" + std::to_string(redis.port()),
+              "WRONGPASS"}}) {
+        LogCapture log;
+        RouterConfig config;
+        config.deployments = {a.deployment("a")};
+        config.shared_state = url;
+        auto router = router_of(config);
+        REQUIRE(router->chat(hello(false)));  // on local counts
+        INFO(log.all());
+        CHECK(log.count("refused the command (" + words) == 1);
+        CHECK(log.all().find("()") == std::string::npos);
+        CHECK(log.all().find(password) == std::string::npos);
+    }
+}
+
+TEST_CASE("a paused Redis is not said to answer again until it answers a command") {
+    nous::test::RedisServer redis;
+    LogCapture log;
+    CountingMock a;
+    RouterConfig config;
+    config.deployments = {a.deployment("a")};
+    config.shared_state = redis.url();
+    config.shared_state_timeout = 50ms;
+    auto router = router_of(config);
+    REQUIRE(router->chat(hello(false)));
+    redis.pause();
+    // Past the one-second pause between tries, twice: each try connects (the
+    // kernel accepts into a stopped server's backlog) and gets no answer.
+    const auto until = std::chrono::steady_clock::now() + 2500ms;
+    while (std::chrono::steady_clock::now() < until) REQUIRE(router->chat(hello(false)));
+    INFO(log.all());
+    CHECK(log.count("unreachable") == 1);
+    CHECK(log.count("answers again") == 0);
+    redis.resume();
+    const auto back = std::chrono::steady_clock::now() + 5s;
+    while (log.count("answers again") == 0 && std::chrono::steady_clock::now() < back)
+        REQUIRE(router->chat(hello(false)));
+    CHECK(log.count("answers again") == 1);
 }

@@ -5,11 +5,13 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "chat_options.hpp"
 #include "cli.hpp"
 #include "nous/http/json.hpp"
+#include "nous/http/log.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/metrics.hpp"
 #include "nous/llm/router.hpp"
@@ -101,12 +103,14 @@ int cmd_chat(int argc, char** argv) {
         return *end;
     // The router file, read and checked (each key from its variable) before any connection.
     std::unique_ptr<nous::llm::Router> router;
+    bool router_shares_state = false;
     if (routed) {
         std::string text, why;
         if (!read_data_argument("@" + deployments_file, text, why))
             return usage_error("chat", "--deployments: " + why);
         auto config = nous::llm::router_config_from_json(text);
         if (!config) return usage_error("chat", "--deployments: " + config.error().message);
+        router_shares_state = !config->shared_state.empty();
         auto made = nous::llm::Router::create(std::move(config.value()));
         if (!made) return usage_error("chat", "--deployments: " + made.error().message);
         router = std::move(made.value());
@@ -154,6 +158,17 @@ int cmd_chat(int argc, char** argv) {
     }
     const bool json = vm.count("json") > 0;
     connection.set_log_level();
+    if (router && router_shares_state && !connection.verbose() && !std::getenv("NOUS_LOG_LEVEL")) {
+        // Quiet as ever but for one line: a fleet that lost its shared
+        // limits (and runs on this process's own counts) says so on stderr.
+        nous::http::set_log_level(nous::http::LogLevel::warning);
+        nous::http::set_log_sink([](nous::http::LogLevel level, std::string_view message) {
+            if (level == nous::http::LogLevel::error || message.starts_with("router: shared state"))
+                std::cerr << "nous-http "
+                          << (level == nous::http::LogLevel::error ? "error" : "warning") << ": "
+                          << message << "\n";
+        });
+    }
     if (connection.verbose() && !routed) print_request(call->url, call->headers, call->body);
 
     // Text printed as it arrives, flushed per delta (unless --json); a closed

@@ -14,12 +14,16 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace nous::test {
 
 class RedisServer {
   public:
-    RedisServer() { start(); }
+    /// `extra`: more redis-server arguments (e.g. {"--requirepass", "pw"}).
+    explicit RedisServer(std::vector<std::string> extra = {}) : extra_(std::move(extra)) {
+        start();
+    }
     ~RedisServer() { kill(); }
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
@@ -65,9 +69,12 @@ class RedisServer {
             ::dup2(pipe_fds[1], 1);
             ::close(pipe_fds[0]);
             const std::string port = std::to_string(port_);
-            ::execl("/usr/bin/redis-server", "redis-server", "--port", port.c_str(), "--bind",
-                    "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "notice",
-                    static_cast<char*>(nullptr));
+            std::vector<const char*> args = {
+                "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no",     "--loglevel", "notice"};
+            for (const std::string& a : extra_) args.push_back(a.c_str());
+            args.push_back(nullptr);
+            ::execv("/usr/bin/redis-server", const_cast<char* const*>(args.data()));
             ::_exit(127);
         }
         ::close(pipe_fds[1]);
@@ -87,6 +94,7 @@ class RedisServer {
         }
     }
 
+    std::vector<std::string> extra_;
     int port_ = 0;
     pid_t pid_ = -1;
     int out_ = -1;

@@ -44,6 +44,10 @@ struct Outcome {
     std::optional<SystemTime> quota_until;
     /// The real tokens less the reserved estimate (0 when no usage came back).
     std::int64_t token_correction = 0;
+    /// The minute window the reservation was counted in (minute_of its
+    /// reserve time): the correction goes there, whenever the call ends; a
+    /// window already gone takes none. -1: no reservation to correct.
+    std::int64_t window_minute = -1;
 };
 
 /// The cooldown an outcome asks for after `failures` in a row (this one

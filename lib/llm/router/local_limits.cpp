@@ -77,8 +77,12 @@ Reservation LocalLimits::check(std::size_t i, std::int64_t estimate, SystemTime 
 SystemTime LocalLimits::settle(std::size_t i, const Outcome& outcome, SystemTime now) {
     State& s = states_[i];
     std::lock_guard lock(s.mutex);
+    // The correction belongs to the window the reservation was counted in:
+    // applied to a later one, it would hand that window the unused estimate
+    // as budget it never had (and leave the earlier one holding it all).
+    if (outcome.window_minute == s.minute)
+        s.tokens = std::max<std::int64_t>(0, s.tokens + outcome.token_correction);
     roll(s, now);
-    s.tokens = std::max<std::int64_t>(0, s.tokens + outcome.token_correction);
     if (outcome.kind == Outcome::Kind::success) s.failures = 0;
     if (outcome.kind == Outcome::Kind::failure || outcome.kind == Outcome::Kind::quota) {
         ++s.failures;

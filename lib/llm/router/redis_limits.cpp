@@ -106,38 +106,15 @@ std::unique_ptr<RedisLimits> RedisLimits::create(const std::string& url,
                                                  std::vector<DeploymentLimits> limits,
                                                  std::chrono::milliseconds timeout,
                                                  std::string& error) {
-    const std::string scheme = "redis://";
     std::unique_ptr<RedisLimits> r(new RedisLimits());
-    if (url.rfind(scheme, 0) != 0) {
-        error = "shared_state must be redis://HOST:PORT[/DB]";
-        return nullptr;
-    }
-    std::string rest = url.substr(scheme.size());
-    if (auto slash = rest.find('/'); slash != std::string::npos) {
-        const std::string db = rest.substr(slash + 1);
-        auto [end, ec] = std::from_chars(db.data(), db.data() + db.size(), r->db_);
-        if (db.empty() || ec != std::errc() || end != db.data() + db.size() || r->db_ < 0) {
-            error = "shared_state: bad database number in " + url;
-            return nullptr;
-        }
-        rest.resize(slash);
-    }
-    if (auto colon = rest.rfind(':'); colon != std::string::npos) {
-        const std::string port = rest.substr(colon + 1);
-        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), r->port_);
-        if (ec != std::errc() || end != port.data() + port.size() || r->port_ < 1 ||
-            r->port_ > 65535) {
-            error = "shared_state: bad port in " + url;
-            return nullptr;
-        }
-        rest.resize(colon);
-    }
-    if (rest.empty()) {
-        error = "shared_state: no host in " + url;
-        return nullptr;
-    }
-    r->url_ = url;
-    r->host_ = rest;
+    RedisUrl parsed;
+    if (!parse_redis_url(url, parsed, error)) return nullptr;
+    r->url_ = parsed.redacted;
+    r->host_ = parsed.host;
+    r->port_ = parsed.port;
+    r->db_ = parsed.db;
+    r->user_ = parsed.user;
+    r->password_ = parsed.password;
     r->timeout_ = timeout;
     r->limits_ = std::move(limits);
     return r;
@@ -188,17 +165,47 @@ redisContext* RedisLimits::take() {
         return nullptr;
     }
     redisSetTimeout(c, tv);
+    if (!password_.empty()) {
+        // AUTH [user] password, as the managed Redis services' URLs ask.
+        std::vector<const char*> argv{"AUTH"};
+        std::vector<std::size_t> lengths{4};
+        if (!user_.empty()) {
+            argv.push_back(user_.data());
+            lengths.push_back(user_.size());
+        }
+        argv.push_back(password_.data());
+        lengths.push_back(password_.size());
+        Reply authed{static_cast<redisReply*>(
+            redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data()))};
+        if (!command_answered(c, authed.reply)) return nullptr;
+    }
     if (db_ != 0) {
         Reply selected{static_cast<redisReply*>(redisCommand(c, "SELECT %d", db_))};
-        if (!selected.reply || selected.reply->type == REDIS_REPLY_ERROR) {
-            failed(c, selected.reply ? selected.reply->str : c->errstr);
-            return nullptr;
-        }
+        if (!command_answered(c, selected.reply)) return nullptr;
     }
-    if (down_.exchange(false))
+    return c;
+}
+
+void RedisLimits::failed_reply(redisContext* c, const redisReply* reply) {
+    if (reply && reply->type == REDIS_REPLY_ERROR)
+        failed(c, std::string(reply->str, reply->len), true);
+    else
+        failed(c, reply ? "an answer of an unexpected shape" : std::string(c->errstr));
+}
+
+bool RedisLimits::command_answered(redisContext* c, const redisReply* reply) {
+    if (reply && reply->type != REDIS_REPLY_ERROR) return true;
+    failed(c, reply ? std::string(reply->str, reply->len) : std::string(c->errstr),
+           reply != nullptr);
+    return false;
+}
+
+void RedisLimits::answered() {
+    // Only an answered command says Redis is back: a TCP connect is not one
+    // (a stopped Redis still accepts connections into its backlog).
+    if (down_.load(std::memory_order_relaxed) && down_.exchange(false))
         nous::http::log_message(nous::http::LogLevel::warning,
                                 "router: shared state " + url_ + " answers again");
-    return c;
 }
 
 void RedisLimits::give(redisContext* c, int unread) {
@@ -206,12 +213,13 @@ void RedisLimits::give(redisContext* c, int unread) {
     pool_.push_back({c, unread});
 }
 
-void RedisLimits::failed(redisContext* c, const std::string& why) {
+void RedisLimits::failed(redisContext* c, const std::string& why, bool refused) {
     if (c) redisFree(c);
     down_until_ms_.store(steady_ms() + 1000, std::memory_order_relaxed);
     if (!down_.exchange(true))
         nous::http::log_message(nous::http::LogLevel::warning,
-                                "router: shared state " + url_ + " unreachable (" + why +
+                                "router: shared state " + url_ +
+                                    (refused ? " refused the command (" : " unreachable (") + why +
                                     "): this process keeps its own counts until it answers");
 }
 
@@ -224,10 +232,13 @@ std::unique_ptr<RedisLimits::Reply> RedisLimits::eval(redisContext* c, int scrip
             sha = shas_[script];
         }
         if (sha.empty()) {  // once per process, and again after a Redis restart
-            Reply loaded{
-                static_cast<redisReply*>(redisCommand(c, "SCRIPT LOAD %s", kScripts[script]))};
-            if (!loaded.reply || loaded.reply->type != REDIS_REPLY_STRING) return nullptr;
-            sha.assign(loaded.reply->str, loaded.reply->len);
+            auto loaded = std::make_unique<Reply>();
+            loaded->reply =
+                static_cast<redisReply*>(redisCommand(c, "SCRIPT LOAD %s", kScripts[script]));
+            if (!loaded->reply) return nullptr;
+            // Redis's refusal (NOAUTH...) goes back to the caller in its own words.
+            if (loaded->reply->type != REDIS_REPLY_STRING) return loaded;
+            sha.assign(loaded->reply->str, loaded->reply->len);
             std::lock_guard lock(pool_mutex_);
             shas_[script] = sha;
         }
@@ -258,9 +269,10 @@ std::optional<Reservation> RedisLimits::reserve(std::size_t i, std::int64_t esti
                        "120", std::to_string(ms_of(now))});
     const redisReply* r = reply ? reply->reply : nullptr;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
-        failed(c, r && r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : c->errstr);
+        failed_reply(c, r);
         return std::nullopt;
     }
+    answered();
     give(c);
     Reservation out;
     const long long kind = r->element[0]->integer, a = r->element[1]->integer,
@@ -282,9 +294,12 @@ std::optional<SystemTime> RedisLimits::settle(std::size_t i, const Outcome& outc
     redisContext* c = take();
     if (!c) return std::nullopt;
     const int kind = static_cast<int>(outcome.kind);
+    // The window the reservation was counted in, not the one the call ended
+    // in (an expired window's key is gone, and the script corrects nothing).
+    const std::int64_t window = outcome.window_minute >= 0 ? outcome.window_minute : minute_of(now);
     const std::vector<std::string> args = {
         "3",
-        key(i, ("w:" + std::to_string(minute_of(now))).c_str()),
+        key(i, ("w:" + std::to_string(window)).c_str()),
         key(i, "cool"),
         key(i, "fails"),
         std::to_string(ms_of(now)),
@@ -319,9 +334,10 @@ std::optional<SystemTime> RedisLimits::settle(std::size_t i, const Outcome& outc
     auto reply = eval(c, 1, args);
     const redisReply* r = reply ? reply->reply : nullptr;
     if (!r || r->type != REDIS_REPLY_INTEGER) {
-        failed(c, r && r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : c->errstr);
+        failed_reply(c, r);
         return std::nullopt;
     }
+    answered();
     give(c);
     return r->integer == 0 ? SystemTime{} : time_of_ms(r->integer);
 }

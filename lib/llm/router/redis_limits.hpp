@@ -17,14 +17,16 @@
 #include <vector>
 
 #include "router/limits_store.hpp"
+#include "router/redis_url.hpp"
 
 struct redisContext;
+struct redisReply;
 
 namespace nous::llm::detail {
 
 class RedisLimits {
   public:
-    /// nullptr, with `error`, for a URL that is not redis://HOST:PORT[/DB].
+    /// nullptr, with `error`, for a URL that is not redis://[USER:PASSWORD@]HOST:PORT[/DB].
     /// Connects lazily: an unreachable Redis is a fallback, not an error.
     static std::unique_ptr<RedisLimits> create(const std::string& url,
                                                std::vector<DeploymentLimits> limits,
@@ -49,14 +51,23 @@ class RedisLimits {
     /// Back to the pool, with `unread` answers still to read on it.
     void give(redisContext* c, int unread = 0);
     /// A command failed on `c`: it is closed, Redis counts as down for a
-    /// second, and the first failure of an outage is logged.
-    void failed(redisContext* c, const std::string& why);
+    /// second, and the first failure of an outage is logged, `why` in
+    /// Redis's own words when it `refused` the command with an error reply.
+    void failed(redisContext* c, const std::string& why, bool refused = false);
+    /// failed() for a command whose answer is `reply` (nullptr: none came).
+    void failed_reply(redisContext* c, const redisReply* reply);
+    /// A command of the connection set-up (AUTH, SELECT): true when `reply`
+    /// is an answer and not an error; else failed() and false.
+    bool command_answered(redisContext* c, const redisReply* reply);
+    /// A command was answered: Redis is back, if it was down (logged once).
+    void answered();
     /// One EVALSHA (loading the script on NOSCRIPT); nullptr on any failure.
     struct Reply;
     std::unique_ptr<Reply> eval(redisContext* c, int script, const std::vector<std::string>& args);
     std::string key(std::size_t i, const char* what) const;
 
-    std::string url_, host_;
+    std::string url_;  ///< as printed: the password redacted
+    std::string host_, user_, password_;
     int port_ = 6379, db_ = 0;
     std::chrono::milliseconds timeout_{50};
     std::vector<DeploymentLimits> limits_;

@@ -113,11 +113,17 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
     eligible.reserve(ds.size());
 
     for (;;) {
+        // Read before the deployments are looked at: a release after this
+        // point ends the wait below at once (no wake-up lost between the
+        // look and the wait).
+        const std::uint64_t releases_seen = r.releases.load();
         const SystemTime t = r.now();
         eligible.clear();
         std::optional<SystemTime> back_at;
+        bool slot_bound = false;  // one is at its max_concurrency: a call ending frees it
         for (std::size_t i = 0; i < ds.size(); ++i)
-            if (!tried[i] && r.unavailable(i, estimate, t, back_at).empty()) eligible.push_back(i);
+            if (!tried[i] && r.unavailable(i, estimate, t, back_at, &slot_bound).empty())
+                eligible.push_back(i);
         if (eligible.empty()) {
             // Why each deployment did not answer, in the file's order (the
             // reasons written out only now, on this rare path).
@@ -137,13 +143,17 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
                 e.message = "every deployment failed: " + why;
                 return e;
             }
-            if (r.wait(back_at, deadline, options.cancel)) continue;
+            if (r.wait(back_at, slot_bound, releases_seen, deadline, options.cancel)) continue;
             if (options.cancel && options.cancel->cancelled())
                 return Error(ErrorCode::cancelled, "cancelled while waiting for a deployment");
             return Error(ErrorCode::saturated, "no deployment can take the call: " + why);
         }
         const std::size_t i = r.pick(eligible);
         if (!r.reserve(i, estimate, t)) continue;  // taken meanwhile, or the shared count says no
+        // The slot is released on every way out of this attempt: a callback
+        // that throws must not keep it for ever (N throws would saturate a
+        // deployment of max_concurrency N).
+        Router::Impl::Slot slot(r, i);
         const Deployment& d = ds[i];
 
         ChatRequest routed = request;
@@ -178,23 +188,22 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
                                         std::chrono::steady_clock::now() - start));
         const SystemTime end = r.now();
         detail::Outcome outcome;
+        outcome.window_minute = detail::minute_of(t);  // the reservation's, not the end's
         if (result && !(result->stream_error && !delivered)) {
             if (result->usage)
                 outcome.token_correction =
                     result->usage->input_tokens + result->usage->output_tokens - estimate;
             r.settle(i, outcome, result->headers, end, &result->rate_limit);
-            r.release(i);
             if (report) {  // the caller's report: the answering attempt too
                 out.deployment = d.name;
                 out.attempts.push_back({d.name, ""});
             }
             return result;
         }
-        const detail::Failure failure = result
-                                            ? detail::classify_stream_error(*result->stream_error)
-                                            : detail::classify(result.error(), end);
+        detail::Failure failure = result ? detail::classify_stream_error(*result->stream_error)
+                                         : detail::classify(result.error(), end);
+        failure.outcome.window_minute = outcome.window_minute;
         r.settle(i, failure.outcome, result ? result->headers : result.error().headers, end);
-        r.release(i);
         out.attempts.push_back({d.name, failure.reason});
         if (!result && (delivered || !failure.failover)) return result.error();  // as it is
         if (observation) observation->failover(failure.reason);
@@ -223,5 +232,7 @@ bool detail::RouterAccess::route_once(Router& router, std::int64_t estimate) {
     r.release(i);
     return true;
 }
+
+int detail::RouterAccess::waiting(const Router& router) { return router.impl_->waiting.load(); }
 
 }  // namespace nous::llm

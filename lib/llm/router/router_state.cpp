@@ -35,7 +35,7 @@ std::string seconds_until(SystemTime t, SystemTime now) {
 
 /// Why deployment `i` cannot take a call now ("" when it can), and when that may change.
 std::string Router::Impl::unavailable(std::size_t i, std::int64_t estimate, SystemTime t,
-                                      std::optional<SystemTime>& back_at) {
+                                      std::optional<SystemTime>& back_at, bool* slot_bound) {
     const Deployment& d = config.deployments[i];
     const Reservation r = local.peek(i, estimate, t);
     auto note = [&](SystemTime when) { back_at = back_at ? std::min(*back_at, when) : when; };
@@ -67,8 +67,10 @@ std::string Router::Impl::unavailable(std::size_t i, std::int64_t estimate, Syst
         }
     }
     if (d.max_concurrency &&
-        live[i].in_flight.load(std::memory_order_relaxed) >= *d.max_concurrency)
+        live[i].in_flight.load(std::memory_order_relaxed) >= *d.max_concurrency) {
+        if (slot_bound) *slot_bound = true;
         return "at its max concurrency (" + std::to_string(*d.max_concurrency) + ")";
+    }
     return "";
 }
 
@@ -142,7 +144,13 @@ bool Router::Impl::reserve(std::size_t i, std::int64_t estimate, SystemTime t) {
 
 void Router::Impl::release(std::size_t i) {
     live[i].in_flight.fetch_sub(1, std::memory_order_acq_rel);
-    if (waiting.load(std::memory_order_acquire) > 0) {
+    // The handshake with wait(), both sides sequentially consistent: this
+    // counts the release, then looks for waiters; a waiter registers, then
+    // looks at the count. One of the two sees the other, so a release is
+    // never missed: either the waiter finds the count moved, or this finds
+    // the waiter and wakes it (under the mutex it holds until it sleeps).
+    releases.fetch_add(1);
+    if (waiting.load() > 0) {
         std::lock_guard lock(wait_mutex);
         freed.notify_all();
     }
@@ -180,30 +188,32 @@ void Router::Impl::note_first_content(std::size_t i, std::chrono::microseconds t
     avg.store(old < 0 ? took.count() : (old * 3 + took.count()) / 4, std::memory_order_relaxed);
 }
 
-/// Waits until `until` (the router's clock), a deployment's call ends, the
-/// deadline, or a cancel: false when the deadline or a cancel came first,
-/// and at once when `until` is past the deadline (no use waiting for it).
-bool Router::Impl::wait(std::optional<SystemTime> until,
-                        std::chrono::steady_clock::time_point deadline,
+/// Waits until `until` (the router's clock), a slot is released, the
+/// deadline, or a cancel (router_state.hpp).
+bool Router::Impl::wait(std::optional<SystemTime> until, bool slot_bound,
+                        std::uint64_t releases_seen, std::chrono::steady_clock::time_point deadline,
                         const nous::http::CancelToken* cancel) {
     auto end = deadline;
     if (until) {
         const auto left = *until - now();
-        if (left > deadline - std::chrono::steady_clock::now()) return false;
+        // Nothing known comes back in time: unless a call ending may free a
+        // slot, waiting is no use.
+        if (left > deadline - std::chrono::steady_clock::now() && !slot_bound) return false;
         end = std::min(end, std::chrono::steady_clock::now() +
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::max(left, SystemTime::duration::zero())));
     }
     std::unique_lock lock(wait_mutex);
-    waiting.fetch_add(1, std::memory_order_acq_rel);
+    waiting.fetch_add(1);
+    const auto released = [&] { return releases.load() != releases_seen; };
     // In slices, so that a cancel is seen within 50 ms.
-    while (std::chrono::steady_clock::now() < end) {
+    while (!released() && std::chrono::steady_clock::now() < end) {
         if (cancel && cancel->cancelled()) break;
         const auto slice = std::min<std::chrono::steady_clock::duration>(
             end - std::chrono::steady_clock::now(), std::chrono::milliseconds(50));
-        if (freed.wait_for(lock, slice) == std::cv_status::no_timeout) break;
+        if (freed.wait_for(lock, slice, released)) break;
     }
-    waiting.fetch_sub(1, std::memory_order_acq_rel);
+    waiting.fetch_sub(1);
     return std::chrono::steady_clock::now() < deadline && !(cancel && cancel->cancelled());
 }
 

@@ -54,12 +54,14 @@ enum class RouteStrategy {
 struct RouterConfig {
     std::vector<Deployment> deployments;
     RouteStrategy strategy = RouteStrategy::weighted;
-    /// "" (each process keeps its own counts), or "redis://HOST:PORT[/DB]":
-    /// the per-minute counters, the cooldowns and the failure counts live in
-    /// Redis, shared by every process that names it.
+    /// "" (each process keeps its own counts), or
+    /// "redis://[USER:PASSWORD@]HOST:PORT[/DB]" (AUTH sent; the password
+    /// printed as *** wherever the URL is): the per-minute counters, the
+    /// cooldowns and the failure counts live in Redis, shared by every
+    /// process that names it.
     std::string shared_state;
-    /// How long a call waits for a budget or a cooldown to come back before
-    /// it fails `saturated`.
+    /// How long a call waits for a budget, a cooldown or a slot to come back
+    /// before it fails `saturated`.
     std::chrono::milliseconds queue_timeout{30'000};
     /// The longest any one Redis command may take; past it (or with Redis
     /// unreachable) the process falls back to its local state, and says so once.

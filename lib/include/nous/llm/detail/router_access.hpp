@@ -14,6 +14,9 @@ struct RouterAccess {
     /// success of `estimate` tokens. False when no deployment could take it.
     /// bench/router measures what routing costs a call with it.
     static bool route_once(Router& router, std::int64_t estimate);
+    /// Calls waiting now for a deployment (a budget, a cooldown or a slot):
+    /// tests hold a call in flight until another is seen waiting.
+    static int waiting(const Router& router);
 };
 
 }  // namespace nous::llm::detail
