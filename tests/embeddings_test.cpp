@@ -216,16 +216,22 @@ TEST_CASE("a decimal becomes the float nearest it, not a double rounded again") 
     CHECK(e->values[5] == 100.0f);
 }
 
+namespace {
+
+/// One JSON number token through the one-pass reader, which must read it whole.
+float read(const std::string& text) {
+    float value = -1;
+    const char* end =
+        nous::llm::detail::parse_json_float(text.data(), text.data() + text.size(), value);
+    REQUIRE(end == text.data() + text.size());
+    return value;
+}
+
+}  // namespace
+
 TEST_CASE("the one-pass number reader agrees with std::from_chars on every float it reads") {
     // Its double fast path must give the nearest float, as from_chars does,
     // including where the double lands exactly halfway between two floats.
-    auto read = [](const std::string& text) {
-        float value = -1;
-        const char* end =
-            nous::llm::detail::parse_json_float(text.data(), text.data() + text.size(), value);
-        REQUIRE(end == text.data() + text.size());
-        return value;
-    };
     CHECK(read("16777217") == 16777216.0f);            // halfway, exactly: to even
     CHECK(read("16777217.000000001") == 16777218.0f);  // just above halfway
     CHECK(read("16777216.999999999") == 16777216.0f);
@@ -512,5 +518,46 @@ TEST_CASE("the mock's faults reach embed() as its errors, the range named") {
     auto quota = r;
     quota.headers = {{"x-mock-fault", "quota"}};
     CHECK(embed(quota, no_retries).error().quota_exhausted);
+    server.stop();
+}
+
+TEST_CASE("a float below a double's range (1e-400) reads as its nearest float, 0") {
+    CHECK(read("1e-400") == 0.0f);
+    CHECK(read("-1e-400") == 0.0f);
+    CHECK(std::signbit(read("-1e-400")));
+    CHECK(read("123456e-99999999999999") == 0.0f);
+    CHECK(read("0." + std::string(500, '0') + "1") == 0.0f);
+    // Past a double's range the other way has no float: refused, as before.
+    for (const std::string& over :
+         {std::string("1e400"), "1" + std::string(500, '0'), std::string("0.001e99999")}) {
+        float value = 0;
+        CHECK(nous::llm::detail::parse_json_float(over.data(), over.data() + over.size(), value) ==
+              nullptr);
+    }
+    auto e = parse_embedding_response(Provider::gemini,
+                                      R"({"embeddings":[{"values":[1e-400, 0.5, -2e-500]}]})", 1);
+    REQUIRE(e);
+    CHECK(e->values[0] == 0.0f);
+    CHECK(e->values[1] == 0.5f);
+    CHECK(e->values[2] == 0.0f);
+}
+
+TEST_CASE(
+    "the token estimate of a batch never undercounts CJK text: more requests, each in budget") {
+    MockServer server;
+    server.start();
+    // 2048 inputs of 140 CJK characters (420 bytes): bytes / 3 made them
+    // 288,768 tokens, one request, while a tokenizer makes 1 to 3 tokens of
+    // each character (up to 860,160). A byte past ASCII counts a token.
+    auto cjk = request_to(server, Provider::openai, 2048, 8);
+    std::string text;
+    for (int i = 0; i < 140; ++i) text += "\xe6\xbc\xa2";  // 漢
+    for (std::size_t i = 0; i < cjk.inputs.size(); ++i) cjk.inputs[i] = text + std::to_string(i);
+    auto e = embed(cjk);
+    REQUIRE(e);
+    require_mock_rows(e.value(), cjk);
+    CHECK(e->batches.size() >= 3);
+    for (const auto& batch : e->batches)
+        CHECK(batch.count * 420 <= 300'000);  // its CJK bytes alone
     server.stop();
 }

@@ -434,3 +434,137 @@ TEST_CASE("mock server: the fault option fails every request, a request's own he
     MockServer bad(unknown);
     CHECK_THROWS_AS(bad.start(), std::invalid_argument);
 }
+
+// --- The mock under hostile schemas and batches: each answered, the server goes on. ---
+
+namespace {
+
+/// An OpenAI chat request whose structured answer follows `schema`.
+std::string schema_request(const std::string& schema) {
+    return R"({"model":"m","messages":[{"role":"user","content":"x"}],)"
+           R"("response_format":{"type":"json_schema","json_schema":{"name":"r","schema":)" +
+           schema + "}}}";
+}
+
+/// The mock still answers a plain chat request.
+void require_serving(MockServer& server) {
+    Options options;
+    options.max_retries = 0;
+    auto after = post(server.base_url() + "/v1/chat/completions",
+                      R"({"model":"m","messages":[{"role":"user","content":"hi"}]})", {}, options);
+    REQUIRE(after.ok());
+}
+
+}  // namespace
+
+TEST_CASE("mock server: a const nested 100,000 deep in a schema is a 400, not a crash") {
+    MockServer server;
+    server.start();
+    Options options;
+    options.max_retries = 0;
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    for (const std::string keyword : {"const", "enum"}) {
+        const std::string value = keyword == "enum" ? "[" + deep + "]" : deep;
+        auto r = post(server.base_url() + "/v1/chat/completions",
+                      schema_request(R"({"type":"object","properties":{"a":{")" + keyword +
+                                     R"(":)" + value + "}}}"),
+                      {}, options);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 400);
+        CHECK_THAT(r.error().body, Catch::Contains("nested deeper than 64 levels"));
+    }
+    require_serving(server);
+}
+
+TEST_CASE("mock server: a schema whose answer would grow 8x a level is a 400 at its bound") {
+    MockServer server;
+    server.start();
+    std::string schema = R"({"type":"string"})";
+    for (int level = 0; level < 12; ++level)
+        schema = R"({"type":"array","minItems":8,"items":)" + schema + "}";
+    Options options;
+    options.max_retries = 0;
+    auto r = post(server.base_url() + "/v1/chat/completions", schema_request(schema), {}, options);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().status == 400);
+    CHECK_THAT(r.error().body, Catch::Contains("over 1048576 bytes"));
+    require_serving(server);
+}
+
+TEST_CASE("mock server: Gemini's embeddings take 100 requests a batch, as Gemini does") {
+    MockServer server;
+    server.start();
+    Options options;
+    options.max_retries = 0;
+    const auto batch = [](int n, int dimensions) {
+        std::string body = R"({"requests":[)";
+        for (int i = 0; i < n; ++i)
+            body +=
+                std::string(i ? "," : "") +
+                R"({"model":"models/e","content":{"parts":[{"text":"t"}]},"outputDimensionality":)" +
+                std::to_string(dimensions) + "}";
+        return body + "]}";
+    };
+    const std::string url = server.base_url() + "/v1beta/models/e:batchEmbedContents";
+    auto many = post(url, batch(101, 8), {}, options);
+    REQUIRE_FALSE(many.ok());
+    CHECK(many.error().status == 400);
+    CHECK_THAT(many.error().body, Catch::Contains("at most 100 requests can be in one batch"));
+    // 5,000 items of 65,536 values (the ~3 GB answer): refused, never made.
+    auto huge = post(url, batch(5000, 65536), {}, options);
+    REQUIRE_FALSE(huge.ok());
+    CHECK(huge.error().status == 400);
+    auto wide = post(
+        server.base_url() + "/v1/embeddings",
+        R"({"model":"e","dimensions":65536,"input":[)" +
+            [] {
+                std::string s;
+                for (int i = 0; i < 2048; ++i) s += std::string(i ? "," : "") + "\"t\"";
+                return s;
+            }() +
+            "]}",
+        {}, options);
+    REQUIRE_FALSE(wide.ok());
+    CHECK_THAT(wide.error().body, Catch::Contains("values a request"));
+    auto fine = post(url, batch(100, 8), {}, options);
+    CHECK(fine.ok());
+    require_serving(server);
+}
+
+TEST_CASE("mock server: a recursive schema (OpenAI's UI tree) gets a finite answer it accepts") {
+    MockServer server;
+    server.start();
+    const std::string ui_tree =
+        R"({"type":"object","properties":{)"
+        R"("type":{"type":"string","enum":["div","button","header","section","field","form"]},)"
+        R"("label":{"type":"string"},"children":{"type":"array","items":{"$ref":"#"}},)"
+        R"("attributes":{"type":"array","items":{"type":"object","properties":{)"
+        R"("name":{"type":"string"},"value":{"type":"string"}},"required":["name","value"],)"
+        R"("additionalProperties":false}}},"required":["type","label","children","attributes"],)"
+        R"("additionalProperties":false})";
+    // A linked list whose next may be null: the deep levels take the null.
+    const std::string list =
+        R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},)"
+        R"("next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},"required":["v","next"]}},)"
+        R"("$ref":"#/$defs/node"})";
+    for (const std::string& schema : {ui_tree, list}) {
+        nous::llm::ChatRequest request;
+        request.base_url = server.base_url() + "/v1";
+        request.model = "m";
+        request.messages = {nous::llm::ChatMessage::user("a form")};
+        nous::llm::ResponseFormat format;
+        format.schema = schema;
+        format.strict = false;
+        request.response_format = format;
+        for (bool stream : {true, false}) {
+            request.stream = stream;
+            auto r = nous::llm::run_chat(request);
+            REQUIRE(r);
+            INFO(r->text);
+            CHECK_FALSE(r->output_error);
+            REQUIRE(r->parsed);
+            CHECK(!nous::llm::validate_against_schema(*r->parsed, schema));
+        }
+    }
+    require_serving(server);
+}

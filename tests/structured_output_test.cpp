@@ -620,3 +620,85 @@ TEST_CASE("the mock honours tool_choice and stop sequences in every format") {
         }
     }
 }
+
+// ---- findings of the structured-output review -----------------------------------------
+
+TEST_CASE("extra_body merges objects recursively: Gemini's generationConfig keeps our schema") {
+    ChatRequest gemini = basic(Provider::gemini);
+    ResponseFormat format;
+    format.schema = kSchema;
+    gemini.response_format = format;
+    gemini.temperature = 0.5;
+    gemini.extra_body = R"({"generationConfig":{"topK":5},"safetySettings":[]})";
+    auto g = body_of(gemini);
+    CHECK(at(*g, "/generationConfig/topK") == "5");
+    CHECK(at(*g, "/generationConfig/responseMimeType") == "\"application/json\"");
+    CHECK(at(*g, "/generationConfig/responseJsonSchema") != "<absent>");
+    CHECK(at(*g, "/generationConfig/temperature") == "0.5");
+    CHECK(at(*g, "/safetySettings") == "[]");
+    // OpenAI: stream_options in extra_body adds to ours, include_usage stays.
+    ChatRequest openai = basic(Provider::openai);
+    openai.stream = true;
+    openai.extra_body = R"({"stream_options":{"include_obfuscation":false}})";
+    auto o = body_of(openai);
+    CHECK(at(*o, "/stream_options/include_usage") == "true");
+    CHECK(at(*o, "/stream_options/include_obfuscation") == "false");
+    // Any other value replaces ours, an object ours is not included.
+    openai.extra_body = R"({"stream_options":null,"messages":[{"role":"user","content":"x"}]})";
+    auto replaced = body_of(openai);
+    CHECK(at(*replaced, "/stream_options") == "null");
+    CHECK(at(*replaced, "/messages/0/content") == "\"x\"");
+}
+
+namespace {
+
+JsonValue parsed(const std::string& text) {
+    PartialJson reader;
+    REQUIRE(reader.feed(text));
+    REQUIRE(reader.finish());
+    return reader.value();
+}
+
+}  // namespace
+
+TEST_CASE("const and enum compare numbers by value: integers past 2^53 that differ are refused") {
+    CHECK(validate_against_schema(parsed("9007199254740992"), R"({"const":9007199254740993})"));
+    CHECK_FALSE(
+        validate_against_schema(parsed("9007199254740993"), R"({"const":9007199254740993})"));
+    CHECK(validate_against_schema(parsed("12345678901234567890"),
+                                  R"({"enum":[12345678901234567891]})"));
+    CHECK_FALSE(validate_against_schema(parsed("1.0"), R"({"const":1})"));
+    CHECK_FALSE(validate_against_schema(parsed("10e-1"), R"({"enum":[2,1]})"));
+    CHECK_FALSE(validate_against_schema(parsed("-0"), R"({"const":0})"));
+    CHECK_FALSE(validate_against_schema(parsed("0.1"), R"({"const":0.1})"));
+    CHECK(validate_against_schema(parsed("0.1000000000000000001"), R"({"const":0.1})"));
+    CHECK(validate_against_schema(parsed("[1,2]"), R"({"const":[1,3]})"));
+}
+
+TEST_CASE(
+    "a valid 200-level tree under a recursive schema is valid: the cap counts the value's depth") {
+    const std::string schema =
+        R"({"$defs":{"node":{"anyOf":[{"type":"object","properties":{"child":{"$ref":"#/$defs/node"}},)"
+        R"("required":["child"],"additionalProperties":false},{"type":"null"}]}},"$ref":"#/$defs/node"})";
+    std::string tree = "null";
+    for (int i = 0; i < 200; ++i) tree = R"({"child":)" + tree + "}";
+    CHECK_FALSE(validate_against_schema(parsed(tree), schema));
+    std::string broken = "1";  // the same depth, a leaf the schema refuses
+    for (int i = 0; i < 200; ++i) broken = R"({"child":)" + broken + "}";
+    CHECK(validate_against_schema(parsed(broken), schema));
+}
+
+TEST_CASE("anyOf over shared $refs costs each definition once, not 2^n") {
+    // d0 = anyOf[d1, d1], d1 = anyOf[d2, d2] ... d29: 2^30 paths without memo.
+    std::string defs;
+    for (int i = 0; i < 30; ++i)
+        defs += "\"d" + std::to_string(i) + R"(":{"anyOf":[{"$ref":"#/$defs/d)" +
+                std::to_string(i + 1) + R"("},{"$ref":"#/$defs/d)" + std::to_string(i + 1) +
+                R"("}]},)";
+    const std::string schema =
+        R"({"$defs":{)" + defs + R"("d30":{"type":"string"}},"$ref":"#/$defs/d0"})";
+    CHECK_FALSE(validate_against_schema(parsed(R"("ok")"), schema));
+    auto refused = validate_against_schema(parsed("3"), schema);
+    REQUIRE(refused);
+    CHECK(refused->expected == "a value matching one of anyOf");
+}

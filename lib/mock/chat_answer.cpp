@@ -92,8 +92,7 @@ bool MockServer::Impl::answer_chat(int fd, const mock::ChatRoute& route,
     auto fault = mock::requested_fault(request, options.fault, error);
     if (!fault || !mock::read_chat(route, request, options, *fault, stream, reply, error))
         return write_response(fd, error);
-    const std::int64_t output_tokens =
-        reply.pieces.empty() ? reply.tokens : static_cast<std::int64_t>(reply.pieces.size());
+    const std::int64_t output_tokens = reply.tokens;  // words, or the pieces of a text given whole
     bool written = false;
     const auto operations =
         admit(fd, route.format, request, *fault, reply.prompt_tokens, output_tokens, written);

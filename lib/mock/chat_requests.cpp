@@ -59,7 +59,12 @@ bool read_chat(const ChatRoute& route, const MockRequest& request, const MockSer
         return false;
     }
     reply.include_usage = replies.includes_usage(doc);
-    shape_reply(format, doc, fault, reply);
+    if (auto cannot = shape_reply(format, doc, fault, reply)) {
+        error.status = 400;
+        error.body = R"({"error":{"message":)" + json_string(*cannot) +
+                     R"(,"type":"invalid_request_error"}})";
+        return false;
+    }
     return true;
 }
 

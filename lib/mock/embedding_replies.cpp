@@ -17,7 +17,11 @@ namespace {
 
 constexpr std::size_t kDefaultDimensions = 1536;
 constexpr std::size_t kMaxDimensions = 65536;
-constexpr std::size_t kMaxInputs = 2048;  ///< OpenAI's limit per request
+constexpr std::size_t kMaxInputs = 2048;        ///< OpenAI's limit per request
+constexpr std::size_t kMaxBatchRequests = 100;  ///< Gemini's limit per batchEmbedContents
+/// Values in one answer at most (2048 rows of 4096): a request for more is
+/// refused before its answer is made, so no request can exhaust the mock.
+constexpr std::size_t kMaxValues = 2048 * 4096;
 
 /// A next value of splitmix64: a well-mixed sequence from one seed.
 std::uint64_t splitmix(std::uint64_t& state) {
@@ -92,6 +96,12 @@ bool refuse(MockResponse& error, Format format, const std::string& why) {
 }
 
 /// `dimensions` / `outputDimensionality` when the request has one: false for a bad one.
+bool too_many_values(MockResponse& error, Format format) {
+    return refuse(error, format,
+                  "the mock answers at most " + std::to_string(kMaxValues) +
+                      " values a request (inputs x dimensions)");
+}
+
 bool read_dimensions(const rapidjson::Value& object, const char* name, std::size_t& dimensions) {
     auto m = object.FindMember(name);
     if (m == object.MemberEnd()) return true;
@@ -143,6 +153,12 @@ bool embedding_reply(const EmbeddingRoute& route, const MockRequest& request, st
         auto requests = doc.FindMember("requests");
         if (requests == doc.MemberEnd() || !requests->value.IsArray() || requests->value.Empty())
             return refuse(error, route.format, "requests must be a non-empty array");
+        // Gemini's own limit, in its words.
+        if (requests->value.Size() > kMaxBatchRequests)
+            return refuse(error, route.format,
+                          "* BatchEmbedContentsRequest.requests: at most 100 requests can be in "
+                          "one batch");
+        std::size_t values = 0;
         body = R"({"embeddings":[)";
         bool first = true;
         for (const auto& item : requests->value.GetArray()) {
@@ -160,6 +176,7 @@ bool embedding_reply(const EmbeddingRoute& route, const MockRequest& request, st
                         if (part.IsObject() && part.HasMember("text") && part["text"].IsString())
                             text += part["text"].GetString();
             if (text.empty()) return refuse(error, route.format, "a request has no text to embed");
+            if ((values += dimensions) > kMaxValues) return too_many_values(error, route.format);
             input_tokens += tokens_of(text);
             if (!first) body += ',';
             first = false;
@@ -188,6 +205,7 @@ bool embedding_reply(const EmbeddingRoute& route, const MockRequest& request, st
     std::size_t dimensions = kDefaultDimensions;
     if (!read_dimensions(doc, "dimensions", dimensions))
         return refuse(error, route.format, "dimensions must be between 1 and 65536");
+    if (inputs.size() * dimensions > kMaxValues) return too_many_values(error, route.format);
     // The API's own default is floats; the SDKs ask for base64.
     bool base64 = false;
     if (auto f = doc.FindMember("encoding_format"); f != doc.MemberEnd()) {

@@ -76,12 +76,20 @@ std::uint64_t text_length(std::int64_t n) {
 
 std::string_view word(std::int64_t i) noexcept { return kWords[i % kCycle]; }
 
+void set_text(Reply& reply, std::string text) {
+    reply.pieced = true;
+    reply.tokens = static_cast<std::int64_t>((text.size() + kPieceBytes - 1) / kPieceBytes);
+    reply.text = std::move(text);
+}
+
 std::string_view token_text(const Reply& reply, std::int64_t i) noexcept {
-    return reply.pieces.empty() ? word(i)
-                                : std::string_view(reply.pieces[static_cast<std::size_t>(i)]);
+    if (!reply.pieced) return word(i);
+    return std::string_view(reply.text)
+        .substr(static_cast<std::size_t>(i) * kPieceBytes, kPieceBytes);
 }
 
 std::string all_text(const Reply& reply) {
+    if (reply.pieced) return reply.text;
     std::string text;
     for (std::int64_t i = 0; i < reply.tokens; ++i) text += token_text(reply, i);
     return text;
@@ -140,7 +148,7 @@ WholeBody whole_body(Format format, const Reply& r) {
     WholeBody body;
     body.tokens = r.tokens;
     reply_format(format).whole(r, body);
-    if (!r.pieces.empty()) {
+    if (r.pieced) {
         // Pieces are any text: written escaped, inside the head.
         const std::string escaped = json_string(all_text(r));
         body.head += escaped.substr(1, escaped.size() - 2);

@@ -23,13 +23,19 @@ struct Reply {
     int prompt_tokens = 1;
     bool include_usage = true;  ///< OpenAI streams: only when asked (stream_options.include_usage)
     bool reasoning = false;     ///< reasoning text (with a signature) before the answer
-    /// The text as pieces, one a token event (a structured answer in small
-    /// deltas, a reply cut at a stop sequence); empty: `tokens` words.
-    std::vector<std::string> pieces;
+    /// A text given whole (a structured answer, a reply cut at a stop
+    /// sequence, a refusal's words), sent kPieceBytes a token event, and
+    /// held once; not `pieced`: `tokens` words. set_text() sets both.
+    bool pieced = false;
+    std::string text;
     bool refusal = false;       ///< the model refuses (OpenAI refusal; Anthropic stop_reason)
     std::string stop_sequence;  ///< the text ended before this stop sequence
 };
 
+/// The bytes of one piece of a text given whole: a model's small deltas.
+inline constexpr std::size_t kPieceBytes = 4;
+/// `reply`'s text given whole, its tokens the pieces it is sent in.
+void set_text(Reply& reply, std::string text);
 /// The text of token `i` of `reply`: its piece, or word(i).
 std::string_view token_text(const Reply& reply, std::int64_t i) noexcept;
 /// The whole text of `reply`'s tokens.

@@ -9,7 +9,11 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "replies/reply_format.hpp"
 #include "replies/request_fields.hpp"
@@ -20,65 +24,168 @@ namespace {
 
 using rapidjson::Value;
 
-std::string compact(const Value& v) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    v.Accept(w);
-    return std::string(buffer.GetString(), buffer.GetSize());
+/// Nesting levels of `v`, counted without recursion (a request is parsed
+/// iteratively: its values may be nested far deeper than a stack allows).
+std::size_t nesting(const Value& v) {
+    std::size_t deepest = 0;
+    std::vector<std::pair<const Value*, std::size_t>> todo{{&v, 1}};
+    while (!todo.empty()) {
+        const auto [value, level] = todo.back();
+        todo.pop_back();
+        deepest = std::max(deepest, level);
+        if (value->IsArray())
+            for (const Value& e : value->GetArray()) todo.emplace_back(&e, level + 1);
+        else if (value->IsObject())
+            for (const auto& m : value->GetObject()) todo.emplace_back(&m.value, level + 1);
+    }
+    return deepest;
 }
 
-/// A value valid against `schema` (the keywords the providers' dialects
-/// share), the same for the same schema in every run.
+/// A value valid against a schema (the keywords the providers' dialects
+/// share), the same for the same schema in every run, or the reason there
+/// is none within the mock's bounds: kMaxLevels levels, kMaxAnswer bytes.
+/// An array holds its minItems, and one item near the root; an optional
+/// property is written near the root only; a deep anyOf takes an option
+/// that does not recurse. So a recursive schema (OpenAI's UI tree, whose
+/// children are {"$ref":"#"}) gets a finite answer it accepts.
 class Generator {
   public:
+    static constexpr int kMaxLevels = 32;
+    static constexpr std::size_t kMaxAnswer = 1 << 20;
+    /// const and enum values are written by RapidJSON's recursive writer: at most this deep.
+    static constexpr std::size_t kMaxConstNesting = 64;
+
     explicit Generator(const Value& root) : root_(root) {}
 
-    std::string value(const Value& schema, int depth) const {
-        if (depth > 32 || !schema.IsObject()) return "null";
+    /// The answer into `out`; false, with `why`, when there is none in bounds.
+    bool write(const Value& schema, int depth, std::string& out, std::string& why) {
+        why_.clear();
+        const bool ok = value(schema, depth, out);
+        why = why_;
+        return ok;
+    }
+
+  private:
+    static constexpr int kNearRoot = 3;  ///< levels that get optional members and an array item
+
+    bool fail(std::string why) {
+        why_ = std::move(why);
+        return false;
+    }
+    bool room(const std::string& out) {
+        return out.size() <= kMaxAnswer ||
+               fail("the answer the schema asks for is over " + std::to_string(kMaxAnswer) +
+                    " bytes (the mock's bound)");
+    }
+    bool literal(const Value& v, std::string& out) {
+        if (nesting(v) > kMaxConstNesting)
+            return fail("a const or enum value nested deeper than " +
+                        std::to_string(kMaxConstNesting) + " levels");
+        rapidjson::StringBuffer buffer;
+        rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+        v.Accept(w);
+        out.append(buffer.GetString(), buffer.GetSize());
+        return room(out);
+    }
+
+    bool value(const Value& schema, int depth, std::string& out) {
+        if (depth > kMaxLevels)
+            return fail("the schema asks for more than " + std::to_string(kMaxLevels) +
+                        " levels (no finite answer within them)");
+        if (!schema.IsObject()) {  // true, or a schema this mock does not read: any value
+            out += "null";
+            return true;
+        }
         if (const Value* ref = find(schema, "$ref"))
-            if (const Value* target = resolve(string_at(ref))) return value(*target, depth + 1);
+            if (const Value* target = resolve(string_at(ref)))
+                return value(*target, depth + 1, out);
         for (const char* list : {"anyOf", "oneOf"})
             if (const Value* options = find(schema, list);
                 options && options->IsArray() && !options->Empty())
-                return value((*options)[0], depth + 1);
-        if (const Value* constant = find(schema, "const")) return compact(*constant);
+                return value(option(*options, depth), depth + 1, out);
+        if (const Value* constant = find(schema, "const")) return literal(*constant, out);
         if (const Value* options = find(schema, "enum");
             options && options->IsArray() && !options->Empty())
-            return compact((*options)[0]);
+            return literal((*options)[0], out);
         const std::string type = type_of(schema);
-        if (type == "object") {
-            std::string out = "{";
-            if (const Value* props = find(schema, "properties"); props && props->IsObject())
-                for (const auto& m : props->GetObject()) {
-                    if (out.size() > 1) out += ",";
-                    out += json_string(
-                               std::string_view(m.name.GetString(), m.name.GetStringLength())) +
-                           ":" + value(m.value, depth + 1);
-                }
-            return out + "}";
-        }
-        if (type == "array") {
-            const Value* items = find(schema, "items");
-            const Value* min = find(schema, "minItems");
-            const unsigned count = std::max(1u, min && min->IsUint() ? min->GetUint() : 1u);
-            std::string out = "[";
-            for (unsigned i = 0; i < std::min(count, 8u); ++i)
-                out += (i ? "," : "") + (items ? value(*items, depth + 1) : std::string("null"));
-            return out + "]";
-        }
+        if (type == "object") return object(schema, depth, out);
+        if (type == "array") return array(schema, depth, out);
         if (type == "integer" || type == "number") {
             double at_least = type == "integer" ? 1 : 1.5;
             if (const Value* min = find(schema, "minimum"); min && min->IsNumber())
                 at_least = std::max(at_least, min->GetDouble());
-            if (type == "integer") return std::to_string(static_cast<long long>(at_least));
-            return at_least == 1.5 ? "1.5" : std::to_string(at_least);
+            if (type == "integer")
+                out += std::to_string(static_cast<long long>(at_least));
+            else
+                out += at_least == 1.5 ? "1.5" : std::to_string(at_least);
+            return true;
         }
-        if (type == "boolean") return "true";
-        if (type == "null") return "null";
-        return "\"mock\"";  // a string, or a schema that says nothing
+        if (type == "boolean") {
+            out += "true";
+            return true;
+        }
+        if (type == "null") {
+            out += "null";
+            return true;
+        }
+        out += "\"mock\"";  // a string, or a schema that says nothing
+        return true;
     }
 
-  private:
+    bool object(const Value& schema, int depth, std::string& out) {
+        out += '{';
+        bool first = true;
+        const Value* required = find(schema, "required");
+        const auto is_required = [&](std::string_view name) {
+            if (!required || !required->IsArray()) return false;
+            for (const Value& r : required->GetArray())
+                if (r.IsString() && std::string_view(r.GetString(), r.GetStringLength()) == name)
+                    return true;
+            return false;
+        };
+        if (const Value* props = find(schema, "properties"); props && props->IsObject())
+            for (const auto& m : props->GetObject()) {
+                const std::string_view name(m.name.GetString(), m.name.GetStringLength());
+                if (depth >= kNearRoot && !is_required(name)) continue;
+                out += first ? "" : ",";
+                first = false;
+                out += json_string(name) + ":";
+                if (!value(m.value, depth + 1, out) || !room(out)) return false;
+            }
+        out += '}';
+        return true;
+    }
+
+    bool array(const Value& schema, int depth, std::string& out) {
+        const Value* items = find(schema, "items");
+        const Value* min = find(schema, "minItems");
+        const Value* max = find(schema, "maxItems");
+        std::uint64_t count = min && min->IsUint64() ? min->GetUint64() : 0;
+        if (depth < kNearRoot) count = std::max<std::uint64_t>(count, 1);
+        if (max && max->IsUint64()) count = std::min(count, max->GetUint64());
+        out += '[';
+        for (std::uint64_t i = 0; i < count; ++i) {
+            if (i) out += ',';
+            if (items) {
+                if (!value(*items, depth + 1, out)) return false;
+            } else {
+                out += "null";
+            }
+            if (!room(out)) return false;
+        }
+        out += ']';
+        return true;
+    }
+
+    /// The anyOf/oneOf option to follow: the first near the root; deeper, the
+    /// first that does not refer back ($ref), so that recursion ends.
+    const Value& option(const Value& options, int depth) const {
+        if (depth >= kNearRoot)
+            for (const Value& o : options.GetArray())
+                if (!o.IsObject() || !find(o, "$ref")) return o;
+        return options[0];
+    }
+
     static std::string type_of(const Value& schema) {
         const Value* type = find(schema, "type");
         if (type && type->IsString()) return type->GetString();
@@ -101,45 +208,45 @@ class Generator {
     }
 
     const Value& root_;
+    std::string why_;
 };
 
 /// The answer that breaks the schema (the schema_violation fault): a valid
 /// value but for its first property, of the wrong type; or not an object.
-std::string violating(const Value* schema) {
+bool violating(const Value* schema, std::string& out, std::string& why) {
     if (schema)
         if (const Value* props = find(*schema, "properties");
             props && props->IsObject() && props->MemberCount() > 0) {
-            const Generator generator(*schema);
-            std::string out = "{";
+            Generator generator(*schema);
+            out = "{";
             bool first = true;
             for (const auto& m : props->GetObject()) {
-                const std::string name =
-                    json_string(std::string_view(m.name.GetString(), m.name.GetStringLength()));
-                const bool is_string = string_at(find(m.value, "type")) == "string";
-                out += (first ? "" : ",") + name + ":" +
-                       (first ? (is_string ? "42" : "\"wrong\"") : generator.value(m.value, 1));
+                out += (first ? "" : ",") +
+                       json_string(std::string_view(m.name.GetString(), m.name.GetStringLength())) +
+                       ":";
+                if (first)
+                    out += string_at(find(m.value, "type")) == "string" ? "42" : "\"wrong\"";
+                else if (!generator.write(m.value, 1, out, why))
+                    return false;
                 first = false;
             }
-            return out + "}";
+            out += "}";
+            return true;
         }
-    return "[1,2]";
-}
-
-/// The JSON text in pieces of a few bytes each, as a model streams it.
-std::vector<std::string> in_pieces(const std::string& text) {
-    std::vector<std::string> pieces;
-    for (std::size_t at = 0; at < text.size(); at += 4) pieces.push_back(text.substr(at, 4));
-    return pieces;
+    out = "[1,2]";
+    return true;
 }
 
 /// The reply's text cut before the earliest stop sequence, if one occurs.
 void cut_at_stop(const std::vector<std::string>& stops, Reply& reply) {
     if (stops.empty()) return;
-    std::vector<std::string> pieces = reply.pieces;
-    if (pieces.empty())
-        for (std::int64_t i = 0; i < reply.tokens && i < 100000; ++i) pieces.emplace_back(word(i));
+    // Looked for in the first 100,000 words at most (a mock told to stream
+    // millions of tokens is not searched whole).
     std::string text;
-    for (const auto& p : pieces) text += p;
+    if (reply.pieced)
+        text = reply.text;
+    else
+        for (std::int64_t i = 0; i < reply.tokens && i < 100'000; ++i) text += word(i);
     std::size_t cut = std::string::npos;
     std::string matched;
     for (const auto& stop : stops)
@@ -148,21 +255,14 @@ void cut_at_stop(const std::vector<std::string>& stops, Reply& reply) {
             matched = stop;
         }
     if (cut == std::string::npos) return;
-    std::vector<std::string> kept;
-    std::size_t used = 0;
-    for (const auto& p : pieces) {
-        if (used >= cut) break;
-        kept.push_back(p.substr(0, cut - used));
-        used += p.size();
-    }
-    reply.pieces = std::move(kept);
-    reply.tokens = static_cast<std::int64_t>(reply.pieces.size());
+    text.resize(cut);
+    set_text(reply, std::move(text));
     reply.stop_sequence = matched;
 }
 
 }  // namespace
 
-void shape_reply(Format format, const Value& doc, Fault fault, Reply& reply) {
+std::optional<std::string> shape_reply(Format format, const Value& doc, Fault fault, Reply& reply) {
     const ReplyFormat& replies = reply_format(format);
     const auto tool = replies.chosen_tool(doc, reply.tool_name);
     if (tool) reply.tool_name = *tool;
@@ -172,29 +272,25 @@ void shape_reply(Format format, const Value& doc, Fault fault, Reply& reply) {
     if (fault == Fault::refusal) {
         reply.tool_name.clear();
         if (!replies.has_refusal()) {
-            // No refusal field (Gemini): the model's words are the text.
-            reply.pieces = in_pieces("I can't help with that.");
+            set_text(reply, kRefusal);  // no refusal field (Gemini): the model's words are the text
         } else {
             reply.refusal = true;
-            reply.pieces.clear();
+            set_text(reply, "");
         }
-        reply.tokens = static_cast<std::int64_t>(reply.pieces.size());
-        return;
+        return std::nullopt;
     }
     if ((schema || object_mode) && !forced_tool) {
-        std::string answer;
-        if (fault == Fault::schema_violation)
-            answer = violating(schema);
-        else if (schema)
-            answer = Generator(*schema).value(*schema, 0);
-        else
-            answer = R"({"answer":"mock"})";
-        reply.pieces = in_pieces(answer);
-        reply.tokens = static_cast<std::int64_t>(reply.pieces.size());
-        reply.tool_name.clear();  // the answer is the structured value
-        return;
+        std::string answer, why;
+        const bool made = fault == Fault::schema_violation ? violating(schema, answer, why)
+                          : schema ? Generator(*schema).write(*schema, 0, answer, why)
+                                   : (answer = R"({"answer":"mock"})", true);
+        if (!made) return "the mock cannot answer this schema: " + why;
+        set_text(reply, std::move(answer));  // moved, never copied: held once
+        reply.tool_name.clear();             // the answer is the structured value
+        return std::nullopt;
     }
     cut_at_stop(replies.stop_sequences(doc), reply);
+    return std::nullopt;
 }
 
 }  // namespace nous::http::mock

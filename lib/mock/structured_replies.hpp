@@ -7,12 +7,18 @@
 
 #include <rapidjson/document.h>
 
+#include <optional>
+#include <string>
+
 #include "faults.hpp"
 #include "provider_formats.hpp"
 
 namespace nous::http::mock {
 
-/// Adjusts `reply` to what the request `doc` (its provider's JSON) asks.
-void shape_reply(Format format, const rapidjson::Value& doc, Fault fault, Reply& reply);
+/// Adjusts `reply` to what the request `doc` (its provider's JSON) asks;
+/// the reason when the mock cannot (a schema whose answer is past its
+/// bounds), for a 400.
+std::optional<std::string> shape_reply(Format format, const rapidjson::Value& doc, Fault fault,
+                                       Reply& reply);
 
 }  // namespace nous::http::mock

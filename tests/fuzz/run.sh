@@ -24,10 +24,11 @@ declare -A dicts=(
   [fuzz_chunk_shape]="$here/json.dict"
   [fuzz_partial_json]="$here/json.dict"
   [fuzz_embeddings]="$here/json.dict"
+  [fuzz_mock_chat]="$here/json.dict"
 )
 for target in fuzz_http1_response fuzz_sse_decoder fuzz_ndjson_decoder fuzz_json_array_decoder fuzz_raw_decoder \
               fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit fuzz_json_scan \
-              fuzz_chunk_shape fuzz_partial_json fuzz_embeddings; do
+              fuzz_chunk_shape fuzz_partial_json fuzz_embeddings fuzz_mock_chat; do
   work=$(mktemp -d)
   log=$(mktemp)
   # New inputs go to a scratch corpus: the checked-in one changes only by hand.

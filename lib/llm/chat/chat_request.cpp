@@ -51,22 +51,36 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
     return parsed;
 }
 
-/// extra_body merged into `body`, member by member: one it repeats replaces ours.
+/// `extra`'s members into `ours`: an object into our object of the same
+/// name member by member, recursively; any other value replaces ours. The
+/// recursion goes no deeper than our own body's objects.
+void merge_into(rapidjson::Value& ours, const rapidjson::Value& extra,
+                rapidjson::Document::AllocatorType& allocator) {
+    for (const auto& m : extra.GetObject()) {
+        auto it = ours.FindMember(m.name);
+        if (it != ours.MemberEnd() && it->value.IsObject() && m.value.IsObject()) {
+            merge_into(it->value, m.value, allocator);
+            continue;
+        }
+        rapidjson::Value value(m.value, allocator);
+        if (it != ours.MemberEnd()) {
+            it->value = value;
+        } else {
+            rapidjson::Value name(m.name, allocator);
+            ours.AddMember(name, value, allocator);
+        }
+    }
+}
+
+/// extra_body merged into `body` (docs/llm.md): objects merge recursively
+/// (`{"generationConfig":{"topK":5}}` keeps our responseMimeType), any
+/// other value replaces ours.
 Result<std::string> merged_body(std::string body, const std::string& extra_body) {
     auto extra = nous::http::parse_json(extra_body);
     if (!extra || !extra.value()->IsObject()) return invalid("extra_body must be a JSON object");
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
-    auto& allocator = doc.GetAllocator();
-    for (auto& m : extra.value()->GetObject()) {
-        rapidjson::Value name(m.name, allocator);
-        rapidjson::Value value(m.value, allocator);
-        auto it = doc.FindMember(name);
-        if (it != doc.MemberEnd())
-            it->value = value;
-        else
-            doc.AddMember(name, value, allocator);
-    }
+    merge_into(doc, *extra.value(), doc.GetAllocator());
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     doc.Accept(w);

@@ -35,16 +35,26 @@ std::string range_name(const Range& range) {
            std::to_string(range.first + range.count - 1);
 }
 
+/// The tokens an input may cost, never fewer than a byte-level BPE (OpenAI's
+/// tokenizers) makes of it: ASCII at a token per 3 bytes, and every byte
+/// past ASCII a token (a CJK character is 3 bytes and 1 to 3 tokens; bytes
+/// / 3 alone undercounts it, and a batch could pass the request's budget).
+std::size_t estimated_tokens(std::string_view text) {
+    std::size_t ascii = 0, other = 0;
+    for (unsigned char c : text) (c < 0x80 ? ascii : other) += 1;
+    return ascii / 3 + other + 1;
+}
+
 /// The inputs cut into batches of at most `batch_size` inputs and, when the
-/// format has a token budget, of at most that many estimated tokens (bytes
-/// / 3); an input over the budget alone goes in a batch of its own.
+/// format has a token budget, of at most that many estimated tokens; an
+/// input over the budget alone goes in a batch of its own.
 std::vector<Range> batches_of(const EmbedRequest& request, std::size_t batch_size,
                               std::size_t token_budget) {
     std::vector<Range> batches;
     Range current;
     std::size_t tokens = 0;
     for (std::size_t i = 0; i < request.inputs.size(); ++i) {
-        const std::size_t estimate = request.inputs[i].size() / 3 + 1;
+        const std::size_t estimate = estimated_tokens(request.inputs[i]);
         const bool full = current.count == batch_size || (token_budget != 0 && current.count > 0 &&
                                                           tokens + estimate > token_budget);
         if (full) {

@@ -209,6 +209,37 @@ std::uint64_t eight_digits_value(std::uint64_t v) noexcept {
     return (v & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
 }
 
+/// Whether a JSON number token (grammar already checked) is below 1 in
+/// magnitude, by its decimal exponent alone: for a number past a double's
+/// range, which from_chars cannot tell too small from too large.
+bool below_one(const char* p, const char* e) noexcept {
+    if (p != e && *p == '-') ++p;
+    long long magnitude = 0;  // the power of ten of the first significant digit
+    bool significant = false;
+    for (; p != e && *p != '.' && *p != 'e' && *p != 'E'; ++p)
+        if (significant || *p != '0') {
+            magnitude += significant;
+            significant = true;
+        }
+    if (p != e && *p == '.')
+        for (++p; p != e && *p != 'e' && *p != 'E'; ++p) {
+            if (significant) continue;
+            --magnitude;
+            significant = *p != '0';
+        }
+    if (!significant) return true;  // zero
+    long long exponent = 0;
+    if (p != e) {
+        ++p;
+        const bool minus = p != e && *p == '-';
+        if (p != e && (*p == '-' || *p == '+')) ++p;
+        // Saturated: a number reaching here is 1e300 or more away from 1.
+        for (; p != e && exponent < 1'000'000'000; ++p) exponent = exponent * 10 + (*p - '0');
+        if (minus) exponent = -exponent;
+    }
+    return magnitude + exponent < 0;
+}
+
 /// The general reading: std::from_chars, the float nearest the decimal.
 const char* parse_float_slow(const char* p, const char* e, float& out) noexcept {
     auto [ptr, ec] = std::from_chars(p, e, out);
@@ -217,6 +248,10 @@ const char* parse_float_slow(const char* p, const char* e, float& out) noexcept 
         // decimal rounds; too large has none: not a value a float can hold.
         double wide = 0;
         auto [wide_ptr, wide_ec] = std::from_chars(p, e, wide);
+        if (wide_ec == std::errc::result_out_of_range && wide_ptr == e && below_one(p, e)) {
+            out = *p == '-' ? -0.0f : 0.0f;  // below a double's range too (1e-400): 0
+            return e;
+        }
         if (wide_ec != std::errc() || wide_ptr != e ||
             std::fabs(wide) >= static_cast<double>(std::numeric_limits<float>::max()))
             return nullptr;

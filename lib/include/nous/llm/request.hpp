@@ -67,9 +67,10 @@ struct ChatRequest {
     std::optional<double> top_p;
     std::optional<std::int64_t> seed;  ///< OpenAI chat and Gemini only
     std::optional<ResponseFormat> response_format;
-    /// A JSON object merged into the body last, member by member (a member
-    /// replaces ours of the same name): fields we do not model, such as
-    /// `service_tier` or vLLM's `guided_json`. Empty: none.
+    /// A JSON object merged into the body last: an object merges into ours
+    /// of the same name recursively, any other value replaces ours. Fields
+    /// we do not model, such as `service_tier` or vLLM's `guided_json`.
+    /// Empty: none.
     std::string extra_body;
     bool stream = true;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
