@@ -876,19 +876,19 @@ TEST_CASE("a three-turn tool conversation with an image and reasoning, in OpenAI
         {"role":"tool","content":"{\"c\":18}","tool_call_id":"call_1"},
         {"role":"user","content":"Thanks. And tomorrow?"}],
         "reasoning_effort":"low",
-        "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}}]})");
+        "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object"},"strict":false}}]})");
 }
 
 TEST_CASE("the same conversation as Responses API input items") {
     check_body(Provider::openai_responses, R"({"model":"m","instructions":"Be brief.","input":[
         {"role":"user","content":[{"type":"input_text","text":"What is in this image, and the weather?"},
-            {"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]},
+            {"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]},
         {"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Need the weather."}],"encrypted_content":"SIG"},
         {"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},
         {"type":"function_call_output","call_id":"call_1","output":"{\"c\":18}"},
         {"role":"user","content":"Thanks. And tomorrow?"}],
         "reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"],
-        "tools":[{"type":"function","name":"get_weather","description":"Weather","parameters":{"type":"object"}}]})");
+        "tools":[{"type":"function","name":"get_weather","description":"Weather","parameters":{"type":"object"},"strict":false}]})");
 }
 
 TEST_CASE("the same conversation in Anthropic's alternating turns, the results merged first") {
@@ -901,7 +901,7 @@ TEST_CASE("the same conversation in Anthropic's alternating turns, the results m
         {"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"{\"c\":18}"},
             {"type":"text","text":"Thanks. And tomorrow?"}]}],
         "thinking":{"type":"enabled","budget_tokens":1024},
-        "tools":[{"name":"get_weather","description":"Weather","input_schema":{"type":"object"}}]})");
+        "tools":[{"name":"get_weather","description":"Weather","input_schema":{"type":"object"},"strict":false}]})");
 }
 
 TEST_CASE("the same conversation in Gemini's parts, roles user and model") {
@@ -913,7 +913,7 @@ TEST_CASE("the same conversation in Gemini's parts, roles user and model") {
             {"text":"Thanks. And tomorrow?"}]}],
         "systemInstruction":{"parts":[{"text":"Be brief."}]},
         "generationConfig":{"thinkingConfig":{"thinkingBudget":1024,"includeThoughts":true}},
-        "tools":[{"functionDeclarations":[{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}]}]})");
+        "tools":[{"functionDeclarations":[{"name":"get_weather","description":"Weather","parametersJsonSchema":{"type":"object"}}]}]})");
 }
 
 TEST_CASE("a conversation the builders cannot send is refused before any byte") {

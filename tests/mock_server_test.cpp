@@ -10,6 +10,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -567,4 +568,32 @@ TEST_CASE("mock server: a recursive schema (OpenAI's UI tree) gets a finite answ
         }
     }
     require_serving(server);
+}
+
+TEST_CASE("mock server: --record writes each chat and embeddings body down, named by its kind") {
+    char dir_template[] = "/tmp/nous-record-XXXXXX";
+    REQUIRE(::mkdtemp(dir_template));
+    const std::string dir = dir_template;
+    MockServerOptions o;
+    o.record_dir = dir;
+    MockServer server(o);
+    server.start();
+    const std::string chat = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+    REQUIRE(post(server.base_url() + "/v1/chat/completions", chat).ok());
+    REQUIRE(post(server.base_url() + "/v1/messages",
+                 R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})",
+                 {{"anthropic-version", "2026-10-21"}})
+                .ok());
+    REQUIRE(post(server.base_url() + "/v1/embeddings", R"({"model":"e","input":"t"})").ok());
+    REQUIRE(post(server.base_url() + "/small", "{}").ok());  // not a provider route: not recorded
+    server.stop();
+    const auto read = [&](const std::string& name) {
+        std::ifstream in(dir + "/" + name);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    CHECK(read("000001.openai-chat.json") == chat);
+    CHECK(read("000002.anthropic@2026-10-21.json").find("\"max_tokens\":5") != std::string::npos);
+    CHECK(read("000003.openai-embeddings.json") == R"({"model":"e","input":"t"})");
+    CHECK(read("000004.openai-chat.json").empty());
+    std::filesystem::remove_all(dir);
 }

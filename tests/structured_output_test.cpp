@@ -702,3 +702,121 @@ TEST_CASE("anyOf over shared $refs costs each definition once, not 2^n") {
     REQUIRE(refused);
     CHECK(refused->expected == "a value matching one of anyOf");
 }
+
+// ---- the request bodies as the providers' own types spell them -----------------------
+
+namespace {
+
+ToolSpec weather_tool(bool strict) {
+    ToolSpec t{"get_weather", "The weather",
+               R"({"type":"object","properties":{"city":{"type":"string"}},)"
+               R"("required":["city"],"additionalProperties":false})"};
+    t.strict = strict;
+    return t;
+}
+
+std::string header_of(const HttpCall& call, const std::string& name) {
+    for (const auto& [k, v] : call.headers)
+        if (k == name) return v;
+    return "<absent>";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Gemini tools carry JSON Schema in parametersJsonSchema, and a call round trip keeps its "
+    "parts") {
+    ChatRequest r = basic(Provider::gemini);
+    r.tools = {weather_tool(false)};
+    ChatMessage call = ChatMessage::assistant("");
+    ToolCall weather;
+    weather.id = "call_1";
+    weather.name = "get_weather";
+    weather.arguments = R"({"city":"Paris"})";
+    weather.signature = "c2ln";
+    call.tool_calls = {weather};
+    r.messages.push_back(call);
+    r.messages.push_back(ChatMessage::tool_result("call_1", R"({"c":18})"));
+    auto body = body_of(r);
+    CHECK(at(*body, "/tools/0/functionDeclarations/0/parametersJsonSchema/additionalProperties") ==
+          "false");
+    CHECK(at(*body, "/tools/0/functionDeclarations/0/parameters") == "<absent>");
+    CHECK(at(*body, "/contents/1/parts/0/functionCall/name") == "\"get_weather\"");
+    CHECK(at(*body, "/contents/1/parts/0/thoughtSignature") == "\"c2ln\"");
+    CHECK(at(*body, "/contents/2/parts/0/functionResponse/name") == "\"get_weather\"");
+    // Gemini has no strict: a strict tool is refused, never sent as if not.
+    r.tools[0].strict = true;
+    auto refused = build_chat_call(r);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(refused.error().message, Catch::Contains("strict"));
+}
+
+TEST_CASE("a tool's strict is always written where the format has it, and checked when true") {
+    for (Provider p : {Provider::openai, Provider::openai_responses, Provider::anthropic}) {
+        INFO(std::string(to_string(p)));
+        const char* strict_at =
+            p == Provider::openai ? "/tools/0/function/strict" : "/tools/0/strict";
+        ChatRequest r = basic(p);
+        r.tools = {weather_tool(false)};
+        CHECK(at(*body_of(r), strict_at) == "false");  // the Responses API takes none as true
+        r.tools = {weather_tool(true)};
+        CHECK(at(*body_of(r), strict_at) == "true");
+        // An ordinary schema (an optional property, no additionalProperties:
+        // false) is fine non-strict and refused strict, naming the tool.
+        r.tools[0].parameters_schema =
+            R"({"type":"object","properties":{"city":{"type":"string"}}})";
+        auto refused = build_chat_call(r);
+        REQUIRE_FALSE(refused);
+        CHECK_THAT(refused.error().message, Catch::Contains("tool 'get_weather'"));
+        r.tools[0].strict = false;
+        CHECK(build_chat_call(r));
+    }
+}
+
+TEST_CASE(
+    "an image to the Responses API carries detail auto unless set, and Anthropic and Gemini refuse "
+    "one") {
+    ChatRequest r = basic(Provider::openai_responses);
+    r.messages = {ChatMessage::user("look", {ContentPart::image("https://example.com/a.png")})};
+    CHECK(at(*body_of(r), "/input/0/content/1/detail") == "\"auto\"");
+    r.messages[0].parts[0].detail = "high";
+    CHECK(at(*body_of(r), "/input/0/content/1/detail") == "\"high\"");
+    r.provider = Provider::openai;
+    CHECK(at(*body_of(r), "/messages/0/content/1/image_url/detail") == "\"high\"");
+    for (Provider p : {Provider::anthropic, Provider::gemini}) {
+        r.provider = p;
+        auto refused = build_chat_call(r);
+        REQUIRE_FALSE(refused);
+        CHECK_THAT(refused.error().message, Catch::Contains("detail"));
+    }
+    r.provider = Provider::openai;
+    r.messages[0].parts[0].detail = "huge";
+    CHECK_FALSE(build_chat_call(r));
+}
+
+TEST_CASE(
+    "the Anthropic API version is a request setting, and 2026-10-21 has no temperature or top_p") {
+    ChatRequest r = basic(Provider::anthropic);
+    r.temperature = 0.5;
+    auto old = build_chat_call(r);
+    REQUIRE(old);
+    CHECK(header_of(old.value(), "anthropic-version") == "2023-06-01");
+    r.anthropic_version = "2026-10-21";
+    auto refused = build_chat_call(r);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(refused.error().message, Catch::Contains("temperature"));
+    r.temperature.reset();
+    r.top_p = 0.9;
+    CHECK_FALSE(build_chat_call(r));
+    r.top_p.reset();
+    auto current = build_chat_call(r);
+    REQUIRE(current);
+    CHECK(header_of(current.value(), "anthropic-version") == "2026-10-21");
+    r.anthropic_version = "latest";
+    CHECK_FALSE(build_chat_call(r));
+    // Read by Anthropic alone: another format's call is as it was.
+    r.provider = Provider::openai;
+    CHECK(build_chat_call(r));
+}

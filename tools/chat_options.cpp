@@ -18,7 +18,11 @@ void ChatRequestOptions::add_to(po::options_description& desc) {
         "top-p", po::value(&top_p_), "nucleus sampling")("seed", po::value(&seed_),
                                                          "sampling seed")(
         "extra-body", po::value(&extra_body_),
-        "a JSON object merged into the request body last; @FILE reads a file");
+        "a JSON object merged into the request body last; @FILE reads a file")(
+        "anthropic-version", po::value(&anthropic_version_),
+        "the anthropic-version header (default 2023-06-01)")(
+        "tool-strict",
+        "tools with strict true (default false, always written where the format has it)");
 }
 
 bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatRequest& request,
@@ -59,6 +63,20 @@ bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatReque
     if (vm.count("temperature")) request.temperature = temperature_;
     if (vm.count("top-p")) request.top_p = top_p_;
     if (vm.count("seed")) request.seed = seed_;
+    if (vm.count("tool-strict")) {
+        if (request.tools.empty()) {
+            error = "--tool-strict needs --tools";
+            return false;
+        }
+        for (auto& tool : request.tools) tool.strict = true;
+    }
+    if (vm.count("anthropic-version")) {
+        if (anthropic_version_.empty()) {
+            error = "--anthropic-version needs a version (YYYY-MM-DD)";
+            return false;
+        }
+        request.anthropic_version = anthropic_version_;
+    }
     if (vm.count("extra-body")) {
         std::string body = extra_body_;
         if (body.empty()) {

@@ -23,7 +23,8 @@ class ChatRequestOptions {
     void take_flags(const po::variables_map& vm) { partial_ = vm.count("partial") > 0; }
 
   private:
-    std::string schema_file_, schema_name_ = "response", tool_choice_, extra_body_;
+    std::string schema_file_, schema_name_ = "response", tool_choice_, extra_body_,
+                              anthropic_version_;
     std::vector<std::string> stop_;
     double temperature_ = 0, top_p_ = 0;
     long long seed_ = 0;

@@ -29,7 +29,9 @@ int cmd_mock_server(int argc, char** argv) {
         "fault", po::value(&o.fault),
         "every request fails as x-mock-fault: NAME would make it (a request's own header wins)")(
         "rpm", po::value(&o.rpm), "requests per minute per key; past it a 429 with retry-after")(
-        "tpm", po::value(&o.tpm), "tokens (input and output) per minute per key");
+        "tpm", po::value(&o.tpm), "tokens (input and output) per minute per key")(
+        "record", po::value(&o.record_dir),
+        "write each chat and embeddings request body to DIR (NNNNNN.KIND.json)");
     po::variables_map vm;
     if (auto end = parse_command("mock-server", argc, argv, desc, vm)) return *end;
     // Every option checked: --tokens -1 streamed for ever, a NaN rate never paced.

@@ -168,8 +168,10 @@ void MockServer::Impl::serve(int fd) {
         if (h && h(request, response)) {
             ok = write_response(fd, response);
         } else if (auto chat = mock::chat_route(request.method, route)) {
+            if (recorder->enabled()) recorder->chat(chat->format, request);
             ok = answer_chat(fd, *chat, request);
         } else if (auto embedding = mock::embedding_route(request.method, route)) {
+            if (recorder->enabled()) recorder->embeddings(embedding->format, request);
             ok = answer_embeddings(fd, *embedding, request);
         } else if (route == "/v1/models") {
             response.body =
@@ -218,6 +220,7 @@ void MockServer::start() {
         throw std::invalid_argument("mock server: unknown fault " + o.fault);
     if (o.rpm < 0 || o.tpm < 0) throw std::invalid_argument("mock server: a negative rpm or tpm");
     impl_->limiter = std::make_unique<mock::RateLimiter>(o.rpm, o.tpm);
+    impl_->recorder = std::make_unique<mock::RequestRecorder>(o.record_dir);
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("mock server: socket() failed");
     int one = 1;

@@ -23,6 +23,7 @@
 #include "nous/mock/mock_server.hpp"
 #include "provider_formats.hpp"
 #include "rate_limits.hpp"
+#include "request_recorder.hpp"
 #include "wire.hpp"
 
 namespace nous::http {
@@ -34,7 +35,8 @@ inline constexpr std::chrono::milliseconds kKeepaliveGap(50);
 
 struct MockServer::Impl {
     MockServerOptions options;
-    std::unique_ptr<mock::RateLimiter> limiter;  ///< made by start(), from the options
+    std::unique_ptr<mock::RateLimiter> limiter;       ///< made by start(), from the options
+    std::unique_ptr<mock::RequestRecorder> recorder;  ///< made by start(): record_dir
     int listen_fd = -1;
     std::uint16_t port = 0;
     std::thread acceptor;

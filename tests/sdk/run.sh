@@ -21,4 +21,6 @@ trap stop_mock EXIT
 start_mock "$nouscli" --tokens 8 || { echo "sdk-test: no mock server"; exit 1; }
 base=$MOCK_URL
 echo "sdk-test: node $(node --version), against $base"
-(cd "$work" && node check.mjs "$base")
+(cd "$work" && node check.mjs "$base") || exit 1
+# Part two: every request body nouscli builds against the SDKs' request types.
+bash "$here/types/check.sh" "$nouscli" "$work/types"

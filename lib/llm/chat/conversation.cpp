@@ -130,6 +130,8 @@ std::optional<std::string> read_content(const Value& content, ChatMessage& m) {
             if (!url && image && image->IsString()) url = image->GetString();
             if (!url || url->empty()) return "an image_url part needs image_url.url";
             m.parts.push_back(ContentPart::image(std::move(*url)));
+            if (image && image->IsObject())
+                m.parts.back().detail = string_member(*image, "detail").value_or("");
         } else {
             return "unknown content part type '" + type + "'";
         }
@@ -219,6 +221,7 @@ void write_openai_message(Writer& w, const ChatMessage& m, bool extensions) {
                 put(w, "url",
                     part.image_url.empty() ? "data:" + part.media_type + ";base64," + part.data
                                            : part.image_url);
+                if (!part.detail.empty()) put(w, "detail", part.detail);
                 w.EndObject();
             }
             w.EndObject();
@@ -288,6 +291,12 @@ Result<std::vector<ToolSpec>> tools_from_json(std::string_view json) {
         spec.description = string_member(body, "description").value_or("");
         if (const Value* params = member(body, "parameters"))
             spec.parameters_schema = detail::compact(*params);
+        if (const Value* strict = member(body, "strict")) {
+            if (!strict->IsBool())
+                return Error(nous::http::ErrorCode::invalid_argument,
+                             "tools: '" + spec.name + "': strict must be true or false");
+            spec.strict = strict->GetBool();
+        }
         if (spec.name.empty())
             return Error(nous::http::ErrorCode::invalid_argument, "tools: a tool needs a name");
         tools.push_back(std::move(spec));

@@ -33,14 +33,45 @@ void arguments_object(Writer& w, const std::string& arguments) {
 
 /// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.
 void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
-                 const char* schema_key, const char* type) {
+                 const char* schema_key, const char* type, bool has_strict) {
     w.StartObject();
     if (type) key_string(w, "type", type);
     key_string(w, "name", tool.name);
     if (!tool.description.empty()) key_string(w, "description", tool.description);
     w.Key(schema_key);
     raw_json(w, schema);
+    if (has_strict) {
+        w.Key("strict");
+        w.Bool(tool.strict);
+    }
     w.EndObject();
+}
+
+std::optional<Error> tools_check(
+    const ChatRequest& request, const RequestJson& parsed, const WireFormat& format,
+    std::optional<DialectBreak> (*strict_break)(const rapidjson::Value& schema)) {
+    for (std::size_t i = 0; i < request.tools.size(); ++i) {
+        if (!request.tools[i].strict) continue;
+        if (!strict_break) return unsupported("a strict tool", format);
+        if (auto bad = strict_break(*parsed.tools[i]))
+            return schema_refused("tool '" + request.tools[i].name + "': " + bad->message(),
+                                  format);
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> image_detail_check(const ChatRequest& request, const WireFormat& format,
+                                        bool has_detail) {
+    for (const ChatMessage& m : request.messages)
+        for (const ContentPart& part : m.parts) {
+            if (part.kind != ContentPart::Kind::image || part.detail.empty()) continue;
+            if (!has_detail) return unsupported("an image detail", format);
+            if (part.detail != "auto" && part.detail != "low" && part.detail != "high")
+                return Error(
+                    nous::http::ErrorCode::invalid_argument,
+                    "an image detail must be auto, low or high, not '" + part.detail + "'");
+        }
+    return std::nullopt;
 }
 
 /// The system prompt: the request's, then every system message's, one

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/schema_dialects.hpp"
 #include "formats/wire_format.hpp"
 
 namespace nous::llm::detail {
@@ -18,9 +19,19 @@ void raw_json(Writer& w, const rapidjson::Value& value);
 /// A tool call's arguments as a JSON object (Anthropic's `input`, Gemini's
 /// `args`): the text parsed, the empty object when it is empty or not an object.
 void arguments_object(Writer& w, const std::string& arguments);
-/// {"type"?, "name", "description"?, <schema_key>: schema}: a tool in any of the formats.
+/// {"type"?, "name", "description"?, <schema_key>: schema, "strict"?}: a
+/// tool in any of the formats; `has_strict`: the format has the field, and
+/// it is written, true or false.
 void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
-                 const char* schema_key, const char* type = nullptr);
+                 const char* schema_key, const char* type = nullptr, bool has_strict = false);
+/// The tools marked strict: refused where the format has no strict
+/// (`strict_break` nullptr), else each schema in the format's strict dialect.
+std::optional<Error> tools_check(
+    const ChatRequest& request, const RequestJson& parsed, const WireFormat& format,
+    std::optional<DialectBreak> (*strict_break)(const rapidjson::Value& schema));
+/// An image's detail: refused where the format has none, else auto, low or high.
+std::optional<Error> image_detail_check(const ChatRequest& request, const WireFormat& format,
+                                        bool has_detail);
 
 /// The system prompt: the request's, then every system message's, one
 /// paragraph each (for the formats with one system slot).

@@ -18,6 +18,11 @@ struct ContentPart {
     std::string image_url;   ///< kind image, by URL (https); empty when given as data
     std::string media_type;  ///< kind image as data: "image/png", "image/jpeg"...
     std::string data;        ///< kind image as data: the base64 bytes
+    /// kind image: "auto", "low" or "high", the OpenAI formats' `detail`;
+    /// empty: the provider's default (the Responses API is sent "auto", which
+    /// its request type requires). Anthropic and Gemini have no such field:
+    /// a detail set for them is refused.
+    std::string detail;
 
     static ContentPart text_part(std::string text);
     /// An image by URL; a `data:MEDIA;base64,DATA` URL becomes media type and data.
@@ -82,6 +87,12 @@ struct ToolSpec {
     std::string name;
     std::string description;
     std::string parameters_schema = R"({"type":"object","properties":{}})";
+    /// The provider holds the model's arguments to the schema, which must
+    /// then be in the provider's strict dialect (checked before sending).
+    /// Written, true or false, on every format that has the field (OpenAI
+    /// chat, Responses, Anthropic: the Responses API takes a missing one as
+    /// true and then refuses ordinary schemas); Gemini has none and refuses true.
+    bool strict = false;
 };
 
 }  // namespace nous::llm

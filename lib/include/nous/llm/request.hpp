@@ -73,6 +73,11 @@ struct ChatRequest {
     /// Empty: none.
     std::string extra_body;
     bool stream = true;
+    /// Anthropic Messages: the `anthropic-version` header; empty: 2023-06-01.
+    /// From 2026-10-21 on, its request type has no temperature or top_p, and
+    /// a request that sets them is refused. The other formats have no version
+    /// header and leave it unread (a router may send one request to several).
+    std::string anthropic_version;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
     /// Told of the call's life (docs/telemetry.md); nullptr: the router's,

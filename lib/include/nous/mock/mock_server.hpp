@@ -81,6 +81,12 @@ struct MockServerOptions {
     /// request's input tokens (the mock's count) and the output it answers
     /// with. 0: no limit (the rate-limit headers still give real resets).
     std::int64_t rpm = 0, tpm = 0;
+    /// A folder the body of every chat and embeddings request is written to,
+    /// one file each, `NNNNNN.KIND.json` in the order served (KIND:
+    /// openai-chat, openai-responses, anthropic@VERSION, gemini,
+    /// openai-embeddings, gemini-embeddings): what `make sdk-test` type-checks
+    /// against the providers' own request types. Empty: none recorded.
+    std::string record_dir;
 };
 
 class MockServer {

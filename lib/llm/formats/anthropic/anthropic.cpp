@@ -2,7 +2,10 @@
 // thinking with its signature, tool_use), its whole response. The terminal
 // signal is `message_stop`; `ping` events are not content.
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <string_view>
 
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
@@ -12,6 +15,13 @@
 #include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
+
+namespace {
+/// The anthropic-version sent when the request names none.
+constexpr const char* kDefaultVersion = "2023-06-01";
+/// The first version whose request type has no temperature or top_p.
+constexpr std::string_view kSamplingGone = "2026-10-21";
+}  // namespace
 
 namespace {
 
@@ -175,7 +185,7 @@ void anthropic_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) 
         w.Key("tools");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *parsed.tools[i], "input_schema");
+            tool_object(w, r.tools[i], *parsed.tools[i], "input_schema", nullptr, true);
         w.EndArray();
     }
     w.EndObject();
@@ -294,6 +304,33 @@ class AnthropicEvents final : public EventReader {
     CacheCounts cache_;  ///< this message's, from its message_start
 };
 
+/// The anthropic-version a request is sent with.
+std::string_view version_of(const ChatRequest& request) {
+    return request.anthropic_version.empty() ? std::string_view(kDefaultVersion)
+                                             : std::string_view(request.anthropic_version);
+}
+
+/// The version is a date, YYYY-MM-DD; from kSamplingGone on, the request
+/// type has no temperature or top_p (the current SDK's), and a request that
+/// sets them is refused, as any field a provider does not take.
+std::optional<Error> version_check(const ChatRequest& request, const WireFormat& format) {
+    const std::string_view v = version_of(request);
+    const bool date =
+        v.size() == 10 && v[4] == '-' && v[7] == '-' && std::all_of(v.begin(), v.end(), [](char c) {
+            return c == '-' || std::isdigit(static_cast<unsigned char>(c));
+        });
+    if (!date)
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     "anthropic_version must be a date, YYYY-MM-DD (such as " +
+                         std::string(kDefaultVersion) + "), not '" + std::string(v) + "'");
+    if (v >= kSamplingGone) {
+        const std::string why = " (anthropic-version " + std::string(v) + ")";
+        if (request.temperature) return unsupported("temperature" + why, format);
+        if (request.top_p) return unsupported("top_p" + why, format);
+    }
+    return std::nullopt;
+}
+
 class Anthropic final : public WireFormat {
   public:
     Provider provider() const noexcept override { return Provider::anthropic; }
@@ -309,6 +346,9 @@ class Anthropic final : public WireFormat {
     std::optional<Error> check(const ChatRequest& request,
                                const RequestJson& parsed) const override {
         if (request.seed) return unsupported("seed", *this);
+        if (auto bad = version_check(request, *this)) return bad;
+        if (auto bad = tools_check(request, parsed, *this, anthropic_break)) return bad;
+        if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (!request.response_format) return std::nullopt;
         // Anthropic's structured outputs take a schema; plain JSON mode has no field.
         if (request.response_format->kind == ResponseFormat::Kind::json_object)
@@ -319,7 +359,7 @@ class Anthropic final : public WireFormat {
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_api_key(headers, "x-api-key", request.api_key);
-        headers.emplace_back("anthropic-version", "2023-06-01");
+        headers.emplace_back("anthropic-version", version_of(request));
     }
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {

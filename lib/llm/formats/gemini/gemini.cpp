@@ -191,7 +191,9 @@ void gemini_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
         w.Key("functionDeclarations");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *parsed.tools[i], "parameters");
+            // JSON Schema as it is: `parameters` takes only Gemini's OpenAPI
+            // subset (no additionalProperties, which every schema generator writes).
+            tool_object(w, r.tools[i], *parsed.tools[i], "parametersJsonSchema");
         w.EndArray();
         w.EndObject();
         w.EndArray();
@@ -337,6 +339,8 @@ class Gemini final : public WireFormat {
                                const RequestJson& parsed) const override {
         // Gemini has no switch for one call a turn.
         if (request.parallel_tool_calls) return unsupported("parallel_tool_calls", *this);
+        if (auto bad = tools_check(request, parsed, *this, nullptr)) return bad;
+        if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (parsed.response_schema)
             if (auto bad = gemini_break(*parsed.response_schema))
                 return schema_refused(bad->message(), *this);

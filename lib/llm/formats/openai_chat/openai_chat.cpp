@@ -72,7 +72,7 @@ void openai_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
             w.StartObject();
             key_string(w, "type", "function");
             w.Key("function");
-            tool_object(w, r.tools[i], *parsed.tools[i], "parameters");
+            tool_object(w, r.tools[i], *parsed.tools[i], "parameters", nullptr, true);
             w.EndObject();
         }
         w.EndArray();
@@ -272,6 +272,8 @@ class OpenAIChat final : public WireFormat {
     }
     std::optional<Error> check(const ChatRequest& request,
                                const RequestJson& parsed) const override {
+        if (auto bad = tools_check(request, parsed, *this, openai_strict_break)) return bad;
+        if (auto bad = image_detail_check(request, *this, true)) return bad;
         return openai_schema_check(request, parsed, *this);
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {

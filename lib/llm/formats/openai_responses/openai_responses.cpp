@@ -31,9 +31,11 @@ struct ResponsesState {
 
 // ---- OpenAI Responses API --------------------------------------------------------
 // `instructions` for the system prompt; input items: messages (input_text /
-// input_image parts), an assistant's reasoning item (when it has an id or
-// encrypted content), its text, its `function_call`s, and each result as
-// `function_call_output`.
+// input_image parts), an assistant's reasoning item (when it came from this
+// API: it has the item's id, which the request type requires; another
+// provider's reasoning and signature mean nothing here and are not sent, as
+// chat completions sends none), its text, its `function_call`s, and each
+// result as `function_call_output`.
 
 void responses_input(Writer& w, const ChatMessage& m) {
     if (m.role == "tool") {
@@ -45,10 +47,10 @@ void responses_input(Writer& w, const ChatMessage& m) {
         return;
     }
     if (m.role == "assistant") {
-        if (!m.reasoning.id.empty() || !m.reasoning.signature.empty()) {
+        if (!m.reasoning.id.empty()) {
             w.StartObject();
             key_string(w, "type", "reasoning");
-            if (!m.reasoning.id.empty()) key_string(w, "id", m.reasoning.id);
+            key_string(w, "id", m.reasoning.id);
             w.Key("summary");
             w.StartArray();
             if (!m.reasoning.text.empty()) {
@@ -99,6 +101,8 @@ void responses_input(Writer& w, const ChatMessage& m) {
             } else {
                 key_string(w, "type", "input_image");
                 key_string(w, "image_url", image_url_of(part));
+                // Required by the request type; the API's own default.
+                key_string(w, "detail", part.detail.empty() ? "auto" : part.detail);
             }
             w.EndObject();
         }
@@ -156,7 +160,7 @@ void responses_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) 
         w.Key("tools");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *parsed.tools[i], "parameters", "function");
+            tool_object(w, r.tools[i], *parsed.tools[i], "parameters", "function", true);
         w.EndArray();
     }
     w.EndObject();
@@ -333,6 +337,8 @@ class OpenAIResponses final : public WireFormat {
         // The Responses API has no stop sequences and no seed.
         if (!request.stop.empty()) return unsupported("stop", *this);
         if (request.seed) return unsupported("seed", *this);
+        if (auto bad = tools_check(request, parsed, *this, openai_strict_break)) return bad;
+        if (auto bad = image_detail_check(request, *this, true)) return bad;
         return openai_schema_check(request, parsed, *this);
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {

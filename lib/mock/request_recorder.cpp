@@ -1,0 +1,37 @@
+// The request bodies the mock received, one file each (request_recorder.hpp).
+
+#include "request_recorder.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+namespace nous::http::mock {
+
+void RequestRecorder::chat(Format format, const MockRequest& request) {
+    switch (format) {
+        case Format::openai:
+            return write("openai-chat", request.body);
+        case Format::responses:
+            return write("openai-responses", request.body);
+        case Format::gemini:
+            return write("gemini", request.body);
+        case Format::anthropic:
+            // The version decides which request type the body is held to.
+            return write("anthropic@" + request.header("anthropic-version").value_or("none"),
+                         request.body);
+    }
+}
+
+void RequestRecorder::embeddings(Format format, const MockRequest& request) {
+    write(format == Format::gemini ? "gemini-embeddings" : "openai-embeddings", request.body);
+}
+
+void RequestRecorder::write(std::string_view kind, const std::string& body) {
+    char number[16];
+    std::snprintf(number, sizeof number, "%06llu",
+                  static_cast<unsigned long long>(count_.fetch_add(1) + 1));
+    std::ofstream(dir_ + "/" + number + "." + std::string(kind) + ".json", std::ios::binary)
+        << body;
+}
+
+}  // namespace nous::http::mock

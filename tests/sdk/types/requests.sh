@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The request matrix of `make sdk-test`'s type check: nouscli builds a body
+# for every ChatRequest field and EmbedRequest option, on every format, and
+# sends it to a mock started with --record (check.sh), which writes each
+# body down. Any nouscli run that fails here fails the check.
+#   requests.sh NOUSCLI BASE_URL
+set -uo pipefail
+nouscli=$1 base=$2
+in=$(cd "$(dirname "$0")" && pwd)/inputs
+export OPENAI_API_KEY=sk-types ANTHROPIC_API_KEY=sk-types GEMINI_API_KEY=sk-types
+failed=0
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+run() {  # one nouscli call; its output is not the point, its exit code is
+  if ! "$nouscli" "$@" >/dev/null 2>"$err"; then
+    echo "requests: nouscli $* failed: $(cat "$err")"
+    failed=1
+  fi
+}
+for provider in openai openai-responses anthropic gemini; do
+  url=$base/v1
+  [ "$provider" = gemini ] && url=$base/v1beta
+  chat=(chat --provider "$provider" --base-url "$url" --model mock-1)
+  run "${chat[@]}" "hello"
+  run "${chat[@]}" "hello" --no-stream --system "Be brief." --max-tokens 50 --temperature 0.5 --top-p 0.9
+  run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json"
+  run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --no-stream
+  run "${chat[@]}" "look" --image https://example.com/cat.jpg --image "data:image/jpeg;base64,/9j/4AAQ"
+  run "${chat[@]}" "think" --reasoning low
+  run "${chat[@]}" "think hard" --reasoning high --no-stream
+  for choice in auto none required get_time; do
+    run "${chat[@]}" "weather?" --tools "$in/tools.json" --tool-choice "$choice"
+  done
+  run "${chat[@]}" "weather?" --tools "$in/tools.json" --tool-choice "auto" --extra-body '{}'
+  run "${chat[@]}" "structured" --schema "$in/schema.json" --schema-name city
+  run "${chat[@]}" "structured" --schema "$in/schema.json" --no-stream
+  case $provider in
+    openai|openai-responses)
+      run "${chat[@]}" "structured" --schema "$in/schema.json" --no-strict
+      run "${chat[@]}" "json" --json-object
+      run "${chat[@]}" --messages "$in/conversation_detail.json"
+      ;;
+    gemini)
+      run "${chat[@]}" "json" --json-object
+      ;;
+  esac
+  case $provider in
+    openai|gemini) run "${chat[@]}" "seeded" --seed 42 ;;
+  esac
+  case $provider in
+    openai|anthropic|gemini) run "${chat[@]}" "stop" --stop "Paris" --stop "END" ;;
+  esac
+  case $provider in
+    openai|openai-responses|anthropic)
+      run "${chat[@]}" "weather?" --tools "$in/tools.json" --no-parallel-tool-calls
+      run "${chat[@]}" "weather?" --tools "$in/tools.json" --tool-choice required --no-parallel-tool-calls
+      run "${chat[@]}" "weather?" --tools "$in/strict_tools.json" --tool-strict
+      ;;
+  esac
+  if [ "$provider" = anthropic ]; then
+    # The current API version, whose request type has no temperature or top_p.
+    run "${chat[@]}" "hello" --anthropic-version 2026-10-21 --no-stream --system "Be brief."
+    run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --anthropic-version 2026-10-21
+  fi
+done
+embed=(embed "first text" "second text")
+openai=(--base-url "$base/v1" --model text-embedding-3-small)
+gemini=(--provider gemini --base-url "$base/v1beta" --model text-embedding-004)
+run "${embed[@]}" "${openai[@]}"
+run "${embed[@]}" "${openai[@]}" --dimensions 8 --float
+run "${embed[@]}" "${openai[@]}" --batch 1
+run "${embed[@]}" "${gemini[@]}"
+run "${embed[@]}" "${gemini[@]}" --dimensions 8
+exit $failed
