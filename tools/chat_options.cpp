@@ -2,6 +2,10 @@
 
 #include "chat_options.hpp"
 
+#include <memory>
+
+#include "nous/llm/cost.hpp"
+
 namespace nouscli {
 
 void ChatRequestOptions::add_to(po::options_description& desc) {
@@ -22,7 +26,9 @@ void ChatRequestOptions::add_to(po::options_description& desc) {
         "anthropic-version", po::value(&anthropic_version_),
         "the anthropic-version header (default 2023-06-01)")(
         "tool-strict",
-        "tools with strict true (default false, always written where the format has it)");
+        "tools with strict true (default false, always written where the format has it)")(
+        "prices", po::value(&prices_file_),
+        "a price table (JSON, docs/cost.md): --json adds \"cost_usd\"");
 }
 
 bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatRequest& request,
@@ -69,6 +75,19 @@ bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatReque
             return false;
         }
         for (auto& tool : request.tools) tool.strict = true;
+    }
+    if (vm.count("prices")) {
+        std::string text;
+        if (!read_data_argument("@" + prices_file_, text, error)) {
+            error = "--prices: " + error;
+            return false;
+        }
+        auto table = nous::llm::PriceTable::from_json(text);
+        if (!table) {
+            error = "--prices: " + table.error().message;
+            return false;
+        }
+        request.prices = std::make_shared<const nous::llm::PriceTable>(std::move(table.value()));
     }
     if (vm.count("anthropic-version")) {
         if (anthropic_version_.empty()) {

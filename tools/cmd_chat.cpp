@@ -257,6 +257,12 @@ int cmd_chat(int argc, char** argv) {
     }
     if (json) {
         std::string object = nous::llm::to_json(message);
+        if (request.prices)  // null when the table does not price the model
+            object.insert(1,
+                          "\"cost_usd\":" +
+                              (message.cost ? nous::http::to_json(rapidjson::Value(*message.cost))
+                                            : std::string("null")) +
+                              ",");
         if (routed)  // the deployment that answered, first
             object.insert(1, "\"deployment\":" +
                                  nous::http::to_json(rapidjson::Value(rapidjson::StringRef(

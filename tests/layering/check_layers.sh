@@ -74,7 +74,7 @@ done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+<rapidjson/" li
 # telemetry <- chat <- router. Includes name their folder.
 llm_rank() {
   case "$1" in
-    json) echo 0 ;; formats|embeddings) echo 1 ;; telemetry) echo 2 ;; chat) echo 3 ;; router) echo 4 ;; *) echo -1 ;;
+    json) echo 0 ;; cost) echo 0 ;; formats|embeddings) echo 1 ;; telemetry) echo 2 ;; chat) echo 3 ;; router) echo 4 ;; *) echo -1 ;;
   esac
 }
 while IFS= read -r file; do

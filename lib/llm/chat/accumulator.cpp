@@ -42,6 +42,8 @@ void Accumulator::add(const Delta& delta) {
     if (delta.cached_input_tokens) usage_.cached_input_tokens = *delta.cached_input_tokens;
     if (delta.cache_write_input_tokens)
         usage_.cache_write_input_tokens = *delta.cache_write_input_tokens;
+    if (delta.cache_write_1h_input_tokens)
+        usage_.cache_write_1h_input_tokens = *delta.cache_write_1h_input_tokens;
     if (delta.reasoning_tokens) usage_.reasoning_tokens = *delta.reasoning_tokens;
     if (delta.finish_reason) partial_.finish_reason = delta.finish_reason;
     if (delta.end_of_message) partial_.complete = true;

@@ -3,6 +3,7 @@
 #include "nous/llm/run_chat.hpp"
 
 #include "formats/wire_format.hpp"
+#include "nous/llm/cost.hpp"
 #include "nous/llm/detail/delta_parser_access.hpp"
 #include "nous/llm/json_shapes.hpp"
 #include "telemetry/call_observation.hpp"
@@ -89,6 +90,12 @@ template <bool Observed>
 
 /// A structured answer read and checked once the message is whole: the
 /// refusal, the text that is not JSON, or the value against its schema.
+/// The call's cost by the request's price table, when it has one and usage came back.
+void price(const ChatRequest& request, ChatResult& result) {
+    if (request.prices && result.usage)
+        result.cost = request.prices->cost(request.model, *result.usage);
+}
+
 void finish_structured(const ChatRequest& request, ChatResult& result) {
     if (!request.response_format) return;
     result.structured = true;
@@ -151,6 +158,7 @@ Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
             result->request_id = response->request_id;
             result->rate_limit = parse_rate_limit(response->headers);
             result->headers = std::move(response->headers);  // the response is done with
+            price(request, result.value());
         }
         if (result && on_delta) {
             Delta whole;
@@ -181,6 +189,7 @@ Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
     result.headers = stream.response_headers();  // one copy of the headers
     result.request_id = nous::http::request_id_of(result.headers);
     result.rate_limit = parse_rate_limit(result.headers);
+    price(request, result);
     if (loop.stopped) return result;
     finish_structured(request, result);
     // A body that ended cleanly before the provider's terminal signal is not

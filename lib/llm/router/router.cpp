@@ -111,6 +111,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
     attempt_options.max_retries = 0;  // failover is the retry
     std::vector<std::size_t> eligible;
     eligible.reserve(ds.size());
+    std::optional<double> spent;  // the cost of the attempts that reported usage
 
     for (;;) {
         // Read before the deployments are looked at: a release after this
@@ -187,6 +188,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
             r.note_first_content(i, std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - start));
         const SystemTime end = r.now();
+        if (result && result->cost) spent = spent.value_or(0) + *result->cost;
         detail::Outcome outcome;
         outcome.window_minute = detail::minute_of(t);  // the reservation's, not the end's
         if (result && !(result->stream_error && !delivered)) {
@@ -194,6 +196,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
                 outcome.token_correction =
                     result->usage->input_tokens + result->usage->output_tokens - estimate;
             r.settle(i, outcome, result->headers, end, &result->rate_limit);
+            result->cost = spent;
             if (report) {  // the caller's report: the answering attempt too
                 out.deployment = d.name;
                 out.attempts.push_back({d.name, ""});

@@ -51,8 +51,12 @@ struct Series {
     std::string provider, model, deployment, error_type;
     Histogram duration, first_chunk, per_chunk;
     std::array<Histogram, token_types> tokens;
+    double cost_usd = 0;      ///< summed over the calls a price table priced
+    bool cost_known = false;  ///< one such call at least: the counter is rendered
 
     void merge(const Series& o) {
+        cost_usd += o.cost_usd;
+        cost_known = cost_known || o.cost_known;
         duration.merge(o.duration);
         first_chunk.merge(o.first_chunk);
         per_chunk.merge(o.per_chunk);
@@ -154,6 +158,10 @@ void Metrics::on_event(const CallEvent& e) noexcept {
             s.tokens[cached_input].add(static_cast<double>(u.cached_input_tokens), kTokens);
             s.tokens[reasoning].add(static_cast<double>(u.reasoning_tokens), kTokens);
         }
+        if (e.result && e.result->cost) {
+            s.cost_usd += *e.result->cost;
+            s.cost_known = true;
+        }
     } catch (...) {
         // Out of memory for a new series: this call goes unrecorded, the call itself is not hurt.
     }
@@ -201,6 +209,15 @@ std::string Metrics::prometheus_text() const {
                     out, tokens,
                     labels_of(s, "gen_ai_token_type=\"" + std::string(kTokenTypeNames[t]) + "\""),
                     s.tokens[t], kTokens);
+    const std::string cost = "gen_ai_client_cost_usd_total";
+    bool any_cost = false;
+    for (const auto& [key, s] : all) any_cost = any_cost || s.cost_known;
+    if (any_cost) {
+        out += "# HELP " + cost + " USD spent, by the application's price table.\n# TYPE " + cost +
+               " counter\n";
+        for (const auto& [key, s] : all)
+            if (s.cost_known) out += cost + "{" + labels_of(s) + "} " + number(s.cost_usd) + "\n";
+    }
     return out;
 }
 

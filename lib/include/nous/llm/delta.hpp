@@ -29,6 +29,9 @@ struct Usage {
     /// Of the input, written to the provider's cache (Anthropic
     /// cache_creation_input_tokens); 0 for the others.
     std::int64_t cache_write_input_tokens = 0;
+    /// Of the cache writes, those kept for an hour (Anthropic
+    /// cache_creation.ephemeral_1h_input_tokens), priced apart; 0 for the others.
+    std::int64_t cache_write_1h_input_tokens = 0;
     /// Of the output, spent reasoning (OpenAI reasoning_tokens, Gemini
     /// thoughtsTokenCount, Anthropic output_tokens_details.thinking_tokens
     /// where sent); 0 when not reported.
@@ -61,6 +64,7 @@ struct Delta {
     std::optional<std::int64_t> output_tokens;
     std::optional<std::int64_t> cached_input_tokens;  ///< see Usage
     std::optional<std::int64_t> cache_write_input_tokens;
+    std::optional<std::int64_t> cache_write_1h_input_tokens;
     std::optional<std::int64_t> reasoning_tokens;
     std::optional<std::string>
         finish_reason;  ///< the provider's own value: stop, tool_calls, end_turn, STOP...

@@ -14,6 +14,8 @@
 
 namespace nous::llm {
 
+class PriceTable;
+
 /// Which tools the model may call (OpenAI `tool_choice`, Anthropic
 /// `tool_choice`, Gemini `toolConfig.functionCallingConfig`).
 struct ToolChoice {
@@ -80,6 +82,8 @@ struct ChatRequest {
     std::string anthropic_version;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
+    /// Prices the call (ChatResult::cost, docs/cost.md); nullptr: no cost.
+    std::shared_ptr<const PriceTable> prices;
     /// Told of the call's life (docs/telemetry.md); nullptr: the router's,
     /// else set_default_observer()'s, else none (and no cost at all).
     std::shared_ptr<Observer> observer;

@@ -37,7 +37,11 @@ struct ChatResult {
     std::vector<ToolCall> tool_calls;
     Reasoning reasoning;  ///< empty when the model sent none
     std::optional<std::string> finish_reason;
-    std::optional<Usage> usage;               ///< nullopt when the provider sent none
+    std::optional<Usage> usage;  ///< nullopt when the provider sent none
+    /// What the call cost in USD by ChatRequest::prices (through a Router:
+    /// summed over the attempts that reported usage); nullopt without a
+    /// table, without usage, or for a model the table does not price.
+    std::optional<double> cost;
     std::optional<std::string> stream_error;  ///< an error the provider sent inside the stream
     /// The provider's terminal signal arrived (always, for a whole response).
     bool complete = false;

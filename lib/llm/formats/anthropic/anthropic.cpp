@@ -200,7 +200,7 @@ void note_refusal(Delta& d) {
 /// The cache counts of one message, kept between its events: message_start
 /// reports them, a message_delta may repeat them or not.
 struct CacheCounts {
-    std::int64_t read = 0, written = 0;
+    std::int64_t read = 0, written = 0, written_1h = 0;
 };
 
 /// Anthropic usage in the shared meaning (Usage): its input_tokens leaves
@@ -210,10 +210,14 @@ struct CacheCounts {
 void anthropic_usage(const Value& usage, Delta& d, CacheCounts& cache) {
     if (auto read = int_member(usage, "cache_read_input_tokens")) cache.read = *read;
     if (auto written = int_member(usage, "cache_creation_input_tokens")) cache.written = *written;
+    if (const Value* creation = member(usage, "cache_creation"))
+        if (auto hour = int_member(*creation, "ephemeral_1h_input_tokens"))
+            cache.written_1h = *hour;
     if (auto input = int_member(usage, "input_tokens")) {
         d.input_tokens = *input + cache.read + cache.written;
         d.cached_input_tokens = cache.read;
         d.cache_write_input_tokens = cache.written;
+        d.cache_write_1h_input_tokens = cache.written_1h;
     }
     d.output_tokens = int_member(usage, "output_tokens");
     if (const Value* details = member(usage, "output_tokens_details"))
