@@ -5,9 +5,12 @@
 
 #include "nous/llm/cost.hpp"
 
+#include <rapidjson/pointer.h>
+
 #include <catch2/catch.hpp>
 #include <memory>
 
+#include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/metrics.hpp"
 #include "nous/llm/router.hpp"
@@ -130,4 +133,107 @@ TEST_CASE("ChatResult::cost through run_chat and a Router, and the metrics' cost
     CHECK_THAT(
         text, Catch::Contains("gen_ai_client_cost_usd_total{gen_ai_operation_name=\"chat\","
                               "gen_ai_provider_name=\"openai\",gen_ai_request_model=\"gpt-4o\"} "));
+}
+
+// ---- prompt caching: each format's own fields, a setting it does not take refused ----
+
+namespace {
+
+std::shared_ptr<rapidjson::Document> body_of(const ChatRequest& r) {
+    auto call = build_chat_call(r);
+    INFO((call ? std::string() : call.error().message));
+    REQUIRE(call);
+    auto doc = nous::http::parse_json(call->body);
+    REQUIRE(doc);
+    return doc.value();
+}
+
+std::string json_at(const rapidjson::Value& root, const char* pointer) {
+    const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(root);
+    return v ? nous::http::to_json(*v) : "<absent>";
+}
+
+ChatRequest conversation(Provider p) {
+    ChatRequest r;
+    r.provider = p;
+    r.model = "m";
+    r.stream = false;
+    r.system = "Long instructions.";
+    r.tools = {{"f", "a tool", R"({"type":"object"})"}, {"g", "another", R"({"type":"object"})"}};
+    r.messages = {ChatMessage::user("first"), ChatMessage::assistant("answer"),
+                  ChatMessage::user("second")};
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Anthropic caching: automatic at the top, breakpoints on the last system block, tool and "
+    "message") {
+    ChatRequest r = conversation(Provider::anthropic);
+    r.cache = PromptCache{.automatic = true};
+    auto automatic = body_of(r);
+    CHECK(json_at(*automatic, "/cache_control") == R"({"type":"ephemeral"})");
+    CHECK(json_at(*automatic, "/system") == R"("Long instructions.")");
+
+    r.cache = PromptCache{.system = true, .tools = true, .last_message = true, .ttl = "1h"};
+    auto b = body_of(r);
+    const std::string hour = R"({"type":"ephemeral","ttl":"1h"})";
+    CHECK(json_at(*b, "/system/0/text") == R"("Long instructions.")");
+    CHECK(json_at(*b, "/system/0/cache_control") == hour);
+    CHECK(json_at(*b, "/tools/0/cache_control") == "<absent>");
+    CHECK(json_at(*b, "/tools/1/cache_control") == hour);
+    CHECK(json_at(*b, "/messages/2/content/0/text") == R"("second")");
+    CHECK(json_at(*b, "/messages/2/content/0/cache_control") == hour);
+    CHECK(json_at(*b, "/messages/0/content") == R"("first")");  // earlier messages as they were
+    CHECK(json_at(*b, "/cache_control") == "<absent>");
+
+    // A breakpoint on what the request lacks, or a setting that makes no sense: refused.
+    r.tools.clear();
+    r.cache = PromptCache{.tools = true};
+    CHECK_THAT(build_chat_call(r).error().message, Catch::Contains("the tools"));
+    r.cache = PromptCache{.automatic = true, .system = true};
+    CHECK_FALSE(build_chat_call(r));
+    r.cache = PromptCache{};
+    CHECK_FALSE(build_chat_call(r));
+    r.cache = PromptCache{.automatic = true, .ttl = "10m"};
+    CHECK_THAT(build_chat_call(r).error().message, Catch::Contains("5m or 1h"));
+    r.cache.reset();
+    for (auto set : {+[](ChatRequest& q) { q.prompt_cache_key = "k"; },
+                     +[](ChatRequest& q) { q.cached_content = "cachedContents/x"; }}) {
+        ChatRequest q = r;
+        set(q);
+        auto refused = build_chat_call(q);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(refused.error().message, Catch::Contains("anthropic"));
+    }
+}
+
+TEST_CASE(
+    "the OpenAI formats take prompt_cache_key and prompt_cache_retention, Gemini cachedContent") {
+    for (Provider p : {Provider::openai, Provider::openai_responses}) {
+        ChatRequest r = conversation(p);
+        r.prompt_cache_key = "tenant-42";
+        r.prompt_cache_retention = "24h";
+        auto b = body_of(r);
+        CHECK(json_at(*b, "/prompt_cache_key") == R"("tenant-42")");
+        CHECK(json_at(*b, "/prompt_cache_retention") == R"("24h")");
+        r.prompt_cache_retention = "forever";
+        CHECK_FALSE(build_chat_call(r));
+        r.prompt_cache_retention.clear();
+        r.cache = PromptCache{.automatic = true};  // they cache by themselves
+        CHECK_THAT(build_chat_call(r).error().message, Catch::Contains("cache breakpoints"));
+        r.cache.reset();
+        r.cached_content = "cachedContents/x";
+        CHECK_FALSE(build_chat_call(r));
+    }
+    ChatRequest g = conversation(Provider::gemini);
+    g.cached_content = "cachedContents/abc";
+    CHECK(json_at(*body_of(g), "/cachedContent") == R"("cachedContents/abc")");
+    g.prompt_cache_key = "k";
+    CHECK_FALSE(build_chat_call(g));
+    g.prompt_cache_key.clear();
+    g.cache = PromptCache{.last_message = true};
+    CHECK_FALSE(build_chat_call(g));
 }

@@ -27,6 +27,14 @@ void ChatRequestOptions::add_to(po::options_description& desc) {
         "the anthropic-version header (default 2023-06-01)")(
         "tool-strict",
         "tools with strict true (default false, always written where the format has it)")(
+        "cache", po::value(&cache_),
+        "prompt caching (anthropic): auto, or breakpoints: a comma list of system,tools,last")(
+        "cache-ttl", po::value(&cache_ttl_), "5m|1h: the cache breakpoints' time to live")(
+        "prompt-cache-key", po::value(&prompt_cache_key_), "the OpenAI formats' prompt_cache_key")(
+        "prompt-cache-retention", po::value(&prompt_cache_retention_),
+        "in_memory|24h: the OpenAI formats' prompt_cache_retention")(
+        "cached-content", po::value(&cached_content_),
+        "gemini: the name of a cache made beforehand (cachedContent)")(
         "prices", po::value(&prices_file_),
         "a price table (JSON, docs/cost.md): --json adds \"cost_usd\"");
 }
@@ -76,6 +84,32 @@ bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatReque
         }
         for (auto& tool : request.tools) tool.strict = true;
     }
+    if (vm.count("cache") || vm.count("cache-ttl")) {
+        nous::llm::PromptCache cache;
+        cache.ttl = cache_ttl_;
+        std::string list = cache_ + ",";
+        for (std::size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos;
+             at = comma + 1) {
+            const std::string part = list.substr(at, comma - at);
+            if (part == "auto") {
+                cache.automatic = true;
+            } else if (part == "system") {
+                cache.system = true;
+            } else if (part == "tools") {
+                cache.tools = true;
+            } else if (part == "last") {
+                cache.last_message = true;
+            } else {
+                error = "--cache is auto, or a comma list of system, tools and last, not '" + part +
+                        "'";
+                return false;
+            }
+        }
+        request.cache = cache;  // the library refuses what a format does not take
+    }
+    request.prompt_cache_key = prompt_cache_key_;
+    request.prompt_cache_retention = prompt_cache_retention_;
+    request.cached_content = cached_content_;
     if (vm.count("prices")) {
         std::string text;
         if (!read_data_argument("@" + prices_file_, text, error)) {

@@ -2,6 +2,7 @@
 // every format shares, then the format's URL, headers and body
 // (formats/wire_format.hpp), then the caller's headers.
 
+#include "formats/prompt_cache.hpp"
 #include "formats/wire_format.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/request.hpp"
@@ -87,6 +88,21 @@ Result<std::string> merged_body(std::string body, const std::string& extra_body)
     return std::string(buffer.GetString(), buffer.GetSize());
 }
 
+/// The cache settings written into the format's `body` (docs/cost.md); the
+/// body is read back only when the request has one.
+std::optional<Error> cached_body(const detail::WireFormat& format, const ChatRequest& request,
+                                 std::string& body) {
+    if (!detail::has_cache_settings(request)) return std::nullopt;
+    rapidjson::Document doc;
+    doc.Parse(body.data(), body.size());
+    if (auto bad = format.write_cache(doc, request)) return bad;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    doc.Accept(w);
+    body.assign(buffer.GetString(), buffer.GetSize());
+    return std::nullopt;
+}
+
 /// Roles the builders know, and what each needs.
 std::optional<Error> check_messages(const ChatRequest& r) {
     for (std::size_t i = 0; i < r.messages.size(); ++i) {
@@ -141,6 +157,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     detail::Writer w(buffer);
     format.write_body(w, request, schemas.value());
     call.body.assign(buffer.GetString(), buffer.GetSize());
+    if (auto bad = cached_body(format, request, call.body)) return *bad;
     if (!request.extra_body.empty()) {
         auto merged = merged_body(std::move(call.body), request.extra_body);
         if (!merged) return merged.error();

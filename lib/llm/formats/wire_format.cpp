@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "formats/prompt_cache.hpp"
 #include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
@@ -48,6 +49,11 @@ void add_caller_headers(Headers& ours, const Headers& caller) {
             return nous::http::header_name_equals(h.first, caller_header.first);
         });
     ours.insert(ours.end(), caller.begin(), caller.end());
+}
+
+std::optional<Error> WireFormat::write_cache(rapidjson::Document&,
+                                             const ChatRequest& request) const {
+    return refuse_cache_settings(request, *this, no_cache_fields);
 }
 
 std::string WireFormat::error_message(const rapidjson::Value& root) const {

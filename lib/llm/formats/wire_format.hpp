@@ -77,6 +77,12 @@ class WireFormat {
     /// The request body (the request and its JSON already checked).
     virtual void write_body(Writer& w, const ChatRequest& request,
                             const RequestJson& parsed) const = 0;
+    /// Prompt caching (docs/cost.md): the request's cache settings written
+    /// into `body`, this format's body as a document (only when the request
+    /// has one). A setting the format does not take is invalid_argument
+    /// naming it; the default takes none.
+    virtual std::optional<Error> write_cache(rapidjson::Document& body,
+                                             const ChatRequest& request) const;
 
     virtual std::unique_ptr<EventReader> event_reader() const = 0;
     /// What a stream must carry to have ended as the provider meant it, for

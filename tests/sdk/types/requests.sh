@@ -57,6 +57,23 @@ for provider in openai openai-responses anthropic gemini; do
       run "${chat[@]}" "weather?" --tools "$in/strict_tools.json" --tool-strict
       ;;
   esac
+  # Prompt caching, as each format takes it (docs/cost.md).
+  case $provider in
+    anthropic)
+      run "${chat[@]}" "cached" --cache auto
+      run "${chat[@]}" "cached" --cache auto --cache-ttl 1h --no-stream
+      run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --cache system,tools,last
+      run "${chat[@]}" "cached" --system "Long instructions." --cache system,last --cache-ttl 5m
+      run "${chat[@]}" "cached" --cache last --anthropic-version 2026-10-21
+      ;;
+    openai|openai-responses)
+      run "${chat[@]}" "cached" --prompt-cache-key tenant-42 --prompt-cache-retention 24h
+      run "${chat[@]}" "cached" --prompt-cache-key tenant-42 --prompt-cache-retention in_memory --no-stream
+      ;;
+    gemini)
+      run "${chat[@]}" "cached" --cached-content cachedContents/abc123
+      ;;
+  esac
   if [ "$provider" = anthropic ]; then
     # The current API version, whose request type has no temperature or top_p.
     run "${chat[@]}" "hello" --anthropic-version 2026-10-21 --no-stream --system "Be brief."

@@ -29,7 +29,7 @@ import type { EmbeddingCreateParams } from 'openai/resources/embeddings';
 // type has temperature and top_p; SDK 1.x sends 2026-10-21, whose has none.
 import type { MessageCreateParams as AnthropicMessageCurrent } from '@anthropic-ai/sdk/resources/messages';
 import type { MessageCreateParams as AnthropicMessage20230601 } from 'anthropic-sdk-2023-06-01/resources/messages';
-import type { Content, GenerationConfig, Tool, ToolConfig } from '@google/genai';
+import type { Content, GenerateContentConfig, GenerationConfig, Tool, ToolConfig } from '@google/genai';
 
 // Gemini's SDK spells the REST API's enums (FunctionCallingConfigMode...) as
 // TypeScript string enums, where the REST body carries plain strings: the one
@@ -47,6 +47,7 @@ type GeminiGenerateContent = Rest<{
   tools?: Tool[];
   toolConfig?: ToolConfig;
   generationConfig?: GenerationConfig;
+  cachedContent?: GenerateContentConfig['cachedContent'];
 }>;
 type GeminiBatchEmbedContents = Rest<{
   requests: { model: string; content: Content; outputDimensionality?: number }[];

@@ -48,6 +48,17 @@ struct ResponseFormat {
     bool strict = true;
 };
 
+/// Prompt caching breakpoints (docs/cost.md, "Prompt caching"): Anthropic's
+/// `cache_control`. `automatic` is its top-level switch and stands alone;
+/// the breakpoints cache the prompt up to the end of each part named.
+struct PromptCache {
+    bool automatic = false;
+    bool system = false;        ///< the system prompt's last block
+    bool tools = false;         ///< the last tool
+    bool last_message = false;  ///< the last content block of the last message
+    std::string ttl{};          ///< "5m" or "1h"; empty: the provider's (5 minutes)
+};
+
 struct ChatRequest {
     Provider provider = Provider::openai;
     std::string base_url;  ///< empty: default_base_url(provider)
@@ -75,6 +86,15 @@ struct ChatRequest {
     /// Empty: none.
     std::string extra_body;
     bool stream = true;
+    /// Cache breakpoints (Anthropic); refused by the formats that cache by
+    /// themselves or by name (docs/cost.md).
+    std::optional<PromptCache> cache;
+    /// The OpenAI formats: `prompt_cache_key` (requests that share one share
+    /// a cache) and `prompt_cache_retention` ("in_memory" or "24h"); empty: none.
+    std::string prompt_cache_key, prompt_cache_retention;
+    /// Gemini: `cachedContent`, the name of a cache made beforehand
+    /// ("cachedContents/..."); empty: none.
+    std::string cached_content;
     /// Anthropic Messages: the `anthropic-version` header; empty: 2023-06-01.
     /// From 2026-10-21 on, its request type has no temperature or top_p, and
     /// a request that sets them is refused. The other formats have no version

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "formats/anthropic/prompt_cache.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"
@@ -368,6 +369,10 @@ class Anthropic final : public WireFormat {
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {
         anthropic_body(w, request, parsed);
+    }
+    std::optional<Error> write_cache(rapidjson::Document& body,
+                                     const ChatRequest& request) const override {
+        return write_anthropic_cache(body, request, *this);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {

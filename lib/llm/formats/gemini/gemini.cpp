@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "embeddings/embedding_format.hpp"
+#include "formats/prompt_cache.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/wire_format.hpp"
@@ -349,6 +350,15 @@ class Gemini final : public WireFormat {
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {
         gemini_body(w, request, parsed);
+    }
+    std::optional<Error> write_cache(rapidjson::Document& body,
+                                     const ChatRequest& request) const override {
+        if (auto bad = refuse_cache_settings(request, *this, cache_cached_content)) return bad;
+        if (!request.cached_content.empty())  // a cache made beforehand, by its name
+            body.AddMember("cachedContent",
+                           rapidjson::Value(request.cached_content.c_str(), body.GetAllocator()),
+                           body.GetAllocator());
+        return std::nullopt;
     }
 
     std::unique_ptr<EventReader> event_reader() const override {

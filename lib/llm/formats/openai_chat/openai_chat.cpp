@@ -6,6 +6,7 @@
 
 #include "embeddings/embedding_format.hpp"
 #include "formats/openai_chat/openai_message.hpp"
+#include "formats/prompt_cache.hpp"
 #include "formats/request_json.hpp"
 #include "formats/wire_format.hpp"
 #include "json/event_json.hpp"
@@ -282,6 +283,10 @@ class OpenAIChat final : public WireFormat {
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {
         openai_body(w, request, parsed);
+    }
+    std::optional<Error> write_cache(rapidjson::Document& body,
+                                     const ChatRequest& request) const override {
+        return write_openai_cache(body, request, *this);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "embeddings/embedding_format.hpp"
+#include "formats/prompt_cache.hpp"
 #include "formats/request_json.hpp"
 #include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
@@ -347,6 +348,10 @@ class OpenAIResponses final : public WireFormat {
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {
         responses_body(w, request, parsed);
+    }
+    std::optional<Error> write_cache(rapidjson::Document& body,
+                                     const ChatRequest& request) const override {
+        return write_openai_cache(body, request, *this);
     }
 
     std::unique_ptr<EventReader> event_reader() const override {
