@@ -947,3 +947,34 @@ TEST_CASE(
     std::remove(schema.c_str());
     std::remove(loose.c_str());
 }
+
+TEST_CASE(
+    "nouscli count-tokens prints the provider's count, --json an object, and OpenAI chat exits 2") {
+    MockServer server;
+    server.start();
+    ::setenv("ANTHROPIC_API_KEY", "sk-ant", 1);
+    ::setenv("OPENAI_API_KEY", "sk-test", 1);
+    const std::vector<std::string> anthropic = {
+        "count-tokens", "What is the weather in Paris?", "--provider", "anthropic",
+        "--base-url",   server.base_url() + "/v1",       "--model",    "m"};
+    auto plain = nouscli(anthropic);
+    INFO(plain.err);
+    REQUIRE(plain.code == 0);
+    const long long n = std::stoll(plain.out);
+    CHECK(n > 0);
+    CHECK(plain.out == std::to_string(n) + "\n");
+    auto args = anthropic;
+    args.push_back("--json");
+    CHECK(nouscli(args).out == "{\"input_tokens\":" + std::to_string(n) + "}\n");
+    // The chat call of the same request reports the same input tokens (the mock's count).
+    auto chat = anthropic;
+    chat[0] = "chat";
+    chat.push_back("--json");
+    CHECK_THAT(nouscli(chat).out, Catch::Contains("\"input_tokens\":" + std::to_string(n) + ","));
+    const std::size_t served = server.requests_served();
+    auto none =
+        nouscli({"count-tokens", "hi", "--base-url", server.base_url() + "/v1", "--model", "m"});
+    CHECK(none.code == 2);
+    CHECK_THAT(none.err, Catch::Contains("openai has no token counter"));
+    CHECK(server.requests_served() == served);  // refused before any connection
+}

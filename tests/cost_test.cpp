@@ -12,6 +12,7 @@
 
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/count_tokens.hpp"
 #include "nous/llm/metrics.hpp"
 #include "nous/llm/router.hpp"
 #include "nous/mock/mock_server.hpp"
@@ -236,4 +237,70 @@ TEST_CASE(
     g.prompt_cache_key.clear();
     g.cache = PromptCache{.last_message = true};
     CHECK_FALSE(build_chat_call(g));
+}
+
+// ---- counting tokens: the provider's own counter, the body its type takes ----------
+
+TEST_CASE("count_tokens asks each provider's counter and answers what the call's usage reports") {
+    MockServer server;
+    server.start();
+    std::vector<std::pair<std::string, std::string>> seen;  // target, body
+    server.set_handler([&](const nous::http::MockRequest& req, nous::http::MockResponse&) {
+        seen.emplace_back(req.target, req.body);
+        return false;  // the mock answers as ever
+    });
+    for (Provider p : {Provider::anthropic, Provider::openai_responses, Provider::gemini}) {
+        INFO(std::string(to_string(p)));
+        ChatRequest r = conversation(p);
+        r.base_url = server.base_url() + (p == Provider::gemini ? "/v1beta" : "/v1");
+        r.temperature = 0.3;
+        r.max_tokens = 77;
+        seen.clear();
+        auto n = count_tokens(r);
+        REQUIRE(n);
+        REQUIRE(seen.size() == 1);
+        const auto& [target, body] = seen[0];
+        // The counter's own route and body: no sampling, output limit or stream.
+        CHECK_THAT(target, Catch::Contains(p == Provider::anthropic ? "/messages/count_tokens"
+                                           : p == Provider::gemini  ? "/models/m:countTokens"
+                                                                    : "/responses/input_tokens"));
+        // Gemini counts the request it would generate from, generationConfig included.
+        CHECK((body.find("temperature") != std::string::npos) == (p == Provider::gemini));
+        CHECK(body.find("max_tokens") == std::string::npos);
+        CHECK(body.find("\"stream\"") == std::string::npos);
+        if (p == Provider::gemini)
+            CHECK(body.rfind(R"({"generateContentRequest":{"model":"models/m",)", 0) == 0);
+        auto call = run_chat(r);
+        REQUIRE(call);
+        REQUIRE(call->usage);
+        CHECK(n.value() == call->usage->input_tokens);  // the mock's count is its usage
+    }
+    // OpenAI chat completions has no counter: refused before any connection.
+    ChatRequest openai = conversation(Provider::openai);
+    openai.base_url = server.base_url() + "/v1";
+    seen.clear();
+    auto none = count_tokens(openai);
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == ErrorCode::invalid_argument);
+    CHECK(seen.empty());
+    // A counter that answers an error is the provider's error; one without a count is protocol.
+    server.set_handler([](const nous::http::MockRequest&, nous::http::MockResponse& res) {
+        res.body = R"({"tokens":3})";
+        return true;
+    });
+    ChatRequest a = conversation(Provider::anthropic);
+    a.base_url = server.base_url() + "/v1";
+    auto odd = count_tokens(a);
+    REQUIRE_FALSE(odd);
+    CHECK(odd.error().code == ErrorCode::protocol);
+    server.set_handler([](const nous::http::MockRequest&, nous::http::MockResponse& res) {
+        res.status = 400;
+        res.body =
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"bad model"}})";
+        return true;
+    });
+    auto refused = count_tokens(a);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().status == 400);
+    CHECK_THAT(refused.error().message, Catch::Contains("bad model"));
 }

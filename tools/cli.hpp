@@ -89,6 +89,7 @@ std::optional<int> parse_command(std::string_view command, int argc, char** argv
 
 int cmd_post(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
+int cmd_count_tokens(int argc, char** argv);
 int cmd_mock_server(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
 

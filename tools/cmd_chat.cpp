@@ -20,8 +20,14 @@ namespace nouscli {
 
 using namespace nous::http;
 
-int cmd_chat(int argc, char** argv) {
-    po::options_description desc("nouscli chat PROMPT [options]  (PROMPT \"-\" reads stdin)");
+namespace {
+
+/// nouscli chat, or (`count`) nouscli count-tokens: the same request, counted.
+int chat_or_count(int argc, char** argv, bool count) {
+    const char* command = count ? "count-tokens" : "chat";
+    po::options_description desc(
+        count ? "nouscli count-tokens PROMPT [options]  (PROMPT \"-\" reads stdin)"
+              : "nouscli chat PROMPT [options]  (PROMPT \"-\" reads stdin)");
     std::string provider_name = "openai", base_url, model, system, api_key_env;
     int max_tokens = -1;
     long long event_timeout_ms = -1;
@@ -57,28 +63,28 @@ int cmd_chat(int argc, char** argv) {
     connection.add_to(desc);
     std::string prompt;
     po::variables_map vm;
-    if (auto end = parse_command("chat", argc, argv, desc, vm, "prompt", &prompt)) return *end;
+    if (auto end = parse_command(command, argc, argv, desc, vm, "prompt", &prompt)) return *end;
     connection.take_flags(vm);
     request_options.take_flags(vm);
     auto provider = nous::llm::provider_from_name(provider_name);
     if (!provider)
-        return usage_error("chat",
+        return usage_error(command,
                            "--provider must be openai, openai-responses, anthropic or gemini");
     if (!vm.count("prompt") && messages_file.empty())
-        return usage_error("chat", "chat needs a PROMPT (\"-\" reads stdin) or --messages");
+        return usage_error(command, "chat needs a PROMPT (\"-\" reads stdin) or --messages");
     if (!reasoning.empty() && !nous::llm::reasoning_effort_from_name(reasoning))
-        return usage_error("chat", "--reasoning must be low, medium or high");
+        return usage_error(command, "--reasoning must be low, medium or high");
     const bool routed = !deployments_file.empty();
     if (routed && (vm.count("model") || vm.count("retry")))
-        return usage_error("chat",
+        return usage_error(command,
                            "--deployments names each deployment's model and fails over "
                            "instead of retrying: --model and --retry are refused with it");
-    if (!routed && model.empty()) return usage_error("chat", "chat needs --model");
+    if (!routed && model.empty()) return usage_error(command, "chat needs --model");
     nous::llm::ChatRequest request;
     std::string bad;
-    if (!connection.parse(request.headers, bad)) return usage_error("chat", bad);
+    if (!connection.parse(request.headers, bad)) return usage_error(command, bad);
     if (prompt == "-" && messages_file == "-")
-        return usage_error("chat", "PROMPT and --messages cannot both read stdin");
+        return usage_error(command, "PROMPT and --messages cannot both read stdin");
     if (prompt == "-")
         prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     // Files are read and checked before the key and before any connection.
@@ -87,10 +93,10 @@ int cmd_chat(int argc, char** argv) {
         if (file.empty()) return std::nullopt;
         std::string text, why;
         if (!read_data_argument("@" + file, text, why))
-            return usage_error("chat", std::string(option) + ": " + why);
+            return usage_error(command, std::string(option) + ": " + why);
         auto parsed = parse(text);
         if (!parsed)
-            return usage_error("chat", std::string(option) + ": " + parsed.error().message);
+            return usage_error(command, std::string(option) + ": " + parsed.error().message);
         into = std::move(parsed.value());
         return std::nullopt;
     };
@@ -107,19 +113,19 @@ int cmd_chat(int argc, char** argv) {
     if (routed) {
         std::string text, why;
         if (!read_data_argument("@" + deployments_file, text, why))
-            return usage_error("chat", "--deployments: " + why);
+            return usage_error(command, "--deployments: " + why);
         auto config = nous::llm::router_config_from_json(text);
-        if (!config) return usage_error("chat", "--deployments: " + config.error().message);
+        if (!config) return usage_error(command, "--deployments: " + config.error().message);
         router_shares_state = !config->shared_state.empty();
         auto made = nous::llm::Router::create(std::move(config.value()));
-        if (!made) return usage_error("chat", "--deployments: " + made.error().message);
+        if (!made) return usage_error(command, "--deployments: " + made.error().message);
         router = std::move(made.value());
     }
     if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
     const char* key = routed ? "" : std::getenv(api_key_env.c_str());
     // A missing key exits 2 before any connection.
     if (!routed && (!key || !*key))
-        return usage_error("chat", api_key_env + " is not set (the API key; see --api-key-env)");
+        return usage_error(command, api_key_env + " is not set (the API key; see --api-key-env)");
 
     request.provider = *provider;
     request.base_url = base_url;
@@ -132,7 +138,7 @@ int cmd_chat(int argc, char** argv) {
         for (const std::string& url : images) parts.push_back(nous::llm::ContentPart::image(url));
         request.messages.push_back(nous::llm::ChatMessage::user(prompt, std::move(parts)));
     } else if (!images.empty()) {
-        return usage_error("chat", "--image needs a PROMPT to attach to");
+        return usage_error(command, "--image needs a PROMPT to attach to");
     }
     request.tools = std::move(tools);
     if (!reasoning.empty())
@@ -140,24 +146,36 @@ int cmd_chat(int argc, char** argv) {
     const bool show_reasoning = vm.count("show-reasoning") > 0;
     if (max_tokens > 0) request.max_tokens = max_tokens;
     request.stream = vm.count("no-stream") == 0;
-    if (!request_options.apply(vm, request, bad)) return usage_error("chat", bad);
+    if (!request_options.apply(vm, request, bad)) return usage_error(command, bad);
     // Built here too for the checks and -v; run_chat builds the same call.
     // (A routed call is built per deployment: each attempt is shown instead.)
     auto call = nous::llm::build_chat_call(request);
     if (!routed) {
-        if (!call) return usage_error("chat", call.error().message);
-        if (auto e = validate_url(call->url)) return usage_error("chat", e->message);
+        if (!call) return usage_error(command, call.error().message);
+        if (auto e = validate_url(call->url)) return usage_error(command, e->message);
     }
 
     Options options;
     connection.apply(options);
     if (vm.count("event-timeout-ms")) {
         if (event_timeout_ms <= 0)
-            return usage_error("chat", "--event-timeout-ms must be a positive number");
+            return usage_error(command, "--event-timeout-ms must be a positive number");
         options.event_idle_timeout = Milliseconds(event_timeout_ms);
     }
     const bool json = vm.count("json") > 0;
     connection.set_log_level();
+    if (count) {
+        if (routed) return usage_error(command, "--deployments is for chat, not count-tokens");
+        auto n = nous::llm::count_tokens(request, options);
+        if (!n) {  // no counter for the provider: a usage error, before any connection
+            if (n.error().code == ErrorCode::invalid_argument)
+                return usage_error(command, n.error().message);
+            return report_provider_error(n.error(), connection.verbose());
+        }
+        write_out(stdout, json ? "{\"input_tokens\":" + std::to_string(n.value()) + "}\n"
+                               : std::to_string(n.value()) + "\n");
+        return 0;
+    }
     if (router && router_shares_state && !connection.verbose() && !std::getenv("NOUS_LOG_LEVEL")) {
         // Quiet as ever but for one line: a fleet that lost its shared
         // limits (and runs on this process's own counts) says so on stderr.
@@ -286,5 +304,10 @@ int cmd_chat(int argc, char** argv) {
     }
     return ok;
 }
+
+}  // namespace
+
+int cmd_chat(int argc, char** argv) { return chat_or_count(argc, argv, false); }
+int cmd_count_tokens(int argc, char** argv) { return chat_or_count(argc, argv, true); }
 
 }  // namespace nouscli

@@ -9,6 +9,7 @@
 
 #include "replies/reply_format.hpp"
 #include "structured_replies.hpp"
+#include "token_counts.hpp"
 
 namespace nous::http::mock {
 
@@ -27,27 +28,30 @@ std::optional<ChatRoute> chat_route(const std::string& method, const std::string
     return std::nullopt;
 }
 
+bool read_json_object(const MockRequest& request, rapidjson::Document& doc, MockResponse& error) {
+    // Iterative: a client's deeply nested body cannot exhaust the
+    // connection thread's stack (the recursive parser would).
+    doc.Parse<rapidjson::kParseIterativeFlag>(request.body.c_str(), request.body.size());
+    if (!doc.HasParseError() && doc.IsObject()) return true;
+    error.status = 400;
+    error.body =
+        R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
+    return false;
+}
+
 bool read_chat(const ChatRoute& route, const MockRequest& request, const MockServerOptions& options,
                Fault fault, bool& stream, Reply& reply, MockResponse& error) {
     const Format format = route.format;
     const std::string& path_model = route.path_model;
     rapidjson::Document doc;
-    // Iterative: a client's deeply nested body cannot exhaust the
-    // connection thread's stack (the recursive parser would).
-    doc.Parse<rapidjson::kParseIterativeFlag>(request.body.c_str(), request.body.size());
-    if (doc.HasParseError() || !doc.IsObject()) {
-        error.status = 400;
-        error.body =
-            R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
-        return false;
-    }
+    if (!read_json_object(request, doc, error)) return false;
     const ReplyFormat& replies = reply_format(format);
     stream = replies.streamed(doc, route.stream_by_url);
     reply.model = path_model.empty() ? "mock-1" : path_model;
     if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString())
         reply.model = m->value.GetString();
     reply.tokens = options.stream_tokens;
-    reply.prompt_tokens = static_cast<int>(std::max<std::size_t>(1, request.body.size() / 4));
+    reply.prompt_tokens = static_cast<int>(input_tokens_of(doc));  // what its count answers
     // A tool call when the request offers tools: the first one is called.
     reply.tool_name = replies.first_tool(doc);
     if (reply.tool_name.empty()) reply.tool_name = options.tool_call;

@@ -3,6 +3,8 @@
 // completions, Anthropic Messages, Gemini generateContent), and which reply
 // a request asks for (model, streamed or not, a tool call, usage).
 
+#include <rapidjson/document.h>
+
 #include <optional>
 #include <string>
 
@@ -21,6 +23,10 @@ struct ChatRoute {
 /// The chat route of a request line: POST /v1/chat/completions, /v1/messages,
 /// /v1beta/models/M:generateContent or :streamGenerateContent.
 std::optional<ChatRoute> chat_route(const std::string& method, const std::string& path);
+
+/// A request's body as a JSON object; false (and `error`, a 400 in
+/// OpenAI's error shape) for anything else.
+bool read_json_object(const MockRequest& request, rapidjson::Document& doc, MockResponse& error);
 
 /// Reads a chat request into `reply` and whether to stream it; false (and
 /// `error`, a 400 in OpenAI's error shape) for a body that is not a JSON object.

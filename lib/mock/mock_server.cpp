@@ -173,6 +173,10 @@ void MockServer::Impl::serve(int fd) {
         } else if (auto embedding = mock::embedding_route(request.method, route)) {
             if (recorder->enabled()) recorder->embeddings(embedding->format, request);
             ok = answer_embeddings(fd, *embedding, request);
+        } else if (auto counter = mock::count_route(request.method, route)) {
+            if (recorder->enabled()) recorder->count(*counter, request);
+            mock::count_reply(*counter, request, response);
+            ok = write_response(fd, response);
         } else if (route == "/v1/models") {
             response.body =
                 R"({"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"nous-http"}]})";

@@ -26,6 +26,14 @@ void RequestRecorder::embeddings(Format format, const MockRequest& request) {
     write(format == Format::gemini ? "gemini-embeddings" : "openai-embeddings", request.body);
 }
 
+void RequestRecorder::count(Format format, const MockRequest& request) {
+    if (format == Format::anthropic)
+        write("anthropic-count@" + request.header("anthropic-version").value_or("none"),
+              request.body);
+    else
+        write(format == Format::gemini ? "gemini-count" : "openai-responses-count", request.body);
+}
+
 void RequestRecorder::write(std::string_view kind, const std::string& body) {
     char number[16];
     std::snprintf(number, sizeof number, "%06llu",

@@ -20,6 +20,8 @@ class RequestRecorder {
     /// A chat request of `format` (Anthropic's named with its anthropic-version).
     void chat(Format format, const MockRequest& request);
     void embeddings(Format format, const MockRequest& request);
+    /// A token-count request (Anthropic's named with its anthropic-version).
+    void count(Format format, const MockRequest& request);
 
   private:
     void write(std::string_view kind, const std::string& body);

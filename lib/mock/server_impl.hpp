@@ -24,6 +24,7 @@
 #include "provider_formats.hpp"
 #include "rate_limits.hpp"
 #include "request_recorder.hpp"
+#include "token_counts.hpp"
 #include "wire.hpp"
 
 namespace nous::http {

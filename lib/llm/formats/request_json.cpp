@@ -2,6 +2,8 @@
 
 #include "formats/request_json.hpp"
 
+#include <algorithm>
+
 #include "formats/schema_dialects.hpp"
 #include "nous/http/json.hpp"
 
@@ -58,6 +60,24 @@ std::optional<Error> tools_check(
                                   format);
     }
     return std::nullopt;
+}
+
+void keep_members(rapidjson::Document& body, std::initializer_list<std::string_view> keep) {
+    for (auto it = body.MemberBegin(); it != body.MemberEnd();) {
+        const std::string_view name(it->name.GetString(), it->name.GetStringLength());
+        if (std::find(keep.begin(), keep.end(), name) == keep.end())
+            it = body.EraseMember(it);
+        else
+            ++it;
+    }
+}
+
+std::optional<std::int64_t> count_member(const rapidjson::Value& root, const char* name) {
+    if (!root.IsObject()) return std::nullopt;
+    auto it = root.FindMember(name);
+    if (it == root.MemberEnd() || !it->value.IsInt64() || it->value.GetInt64() < 0)
+        return std::nullopt;
+    return it->value.GetInt64();
 }
 
 std::optional<Error> image_detail_check(const ChatRequest& request, const WireFormat& format,

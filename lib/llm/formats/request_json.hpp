@@ -3,6 +3,9 @@
 // writing helpers, the conversation read as turns, the system prompt joined,
 // a tool result's function name, reasoning effort as each provider names it.
 
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +32,10 @@ void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema
 std::optional<Error> tools_check(
     const ChatRequest& request, const RequestJson& parsed, const WireFormat& format,
     std::optional<DialectBreak> (*strict_break)(const rapidjson::Value& schema));
+/// Only `keep`'s members of `body` stay (a counter's request type takes fewer).
+void keep_members(rapidjson::Document& body, std::initializer_list<std::string_view> keep);
+/// An integer member of a counter's answer.
+std::optional<std::int64_t> count_member(const rapidjson::Value& root, const char* name);
 /// An image's detail: refused where the format has none, else auto, low or high.
 std::optional<Error> image_detail_check(const ChatRequest& request, const WireFormat& format,
                                         bool has_detail);

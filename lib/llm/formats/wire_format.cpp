@@ -56,6 +56,12 @@ std::optional<Error> WireFormat::write_cache(rapidjson::Document&,
     return refuse_cache_settings(request, *this, no_cache_fields);
 }
 
+std::optional<Error> WireFormat::count_request(const ChatRequest&, const std::string&, std::string&,
+                                               rapidjson::Document&) const {
+    return Error(nous::http::ErrorCode::invalid_argument,
+                 std::string(name()) + " has no token counter (count_tokens)");
+}
+
 std::string WireFormat::error_message(const rapidjson::Value& root) const {
     // Every format's error object reads alike: {"error":{"message", "code" | "type" |
     // "status"}} (Anthropic's beside "type":"error"); Gemini wraps it in an array at times.

@@ -83,6 +83,17 @@ class WireFormat {
     /// naming it; the default takes none.
     virtual std::optional<Error> write_cache(rapidjson::Document& body,
                                              const ChatRequest& request) const;
+    /// The provider's token counter (docs/cost.md): its `url` under `base`,
+    /// and `body` (the call's own body, as a document) reduced to what the
+    /// counter's request type takes. invalid_argument when the format has
+    /// no counter (the default).
+    virtual std::optional<Error> count_request(const ChatRequest& request, const std::string& base,
+                                               std::string& url, rapidjson::Document& body) const;
+    /// The count in the counter's answer; nullopt when it holds none.
+    virtual std::optional<std::int64_t> count_of(const rapidjson::Value& root) const {
+        (void)root;
+        return std::nullopt;
+    }
 
     virtual std::unique_ptr<EventReader> event_reader() const = 0;
     /// What a stream must carry to have ended as the provider meant it, for

@@ -80,6 +80,17 @@ for provider in openai openai-responses anthropic gemini; do
     run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --anthropic-version 2026-10-21
   fi
 done
+# Token counting: the counter's body, for every format that has one.
+for provider in anthropic openai-responses gemini; do
+  url=$base/v1
+  [ "$provider" = gemini ] && url=$base/v1beta
+  count=(count-tokens --provider "$provider" --base-url "$url" --model mock-1)
+  run "${count[@]}" "hello" --system "Be brief." --temperature 0.5 --max-tokens 99
+  [ "$provider" = openai-responses ] || run "${count[@]}" "stop" --stop END
+  run "${count[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --tool-choice auto --reasoning low
+  run "${count[@]}" "structured" --schema "$in/schema.json"
+done
+run count-tokens --provider anthropic --base-url "$base/v1" --model mock-1 "hi" --anthropic-version 2026-10-21 --cache auto
 embed=(embed "first text" "second text")
 openai=(--base-url "$base/v1" --model text-embedding-3-small)
 gemini=(--provider gemini --base-url "$base/v1beta" --model text-embedding-004)

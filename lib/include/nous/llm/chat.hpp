@@ -9,6 +9,7 @@
 // nous_llm; docs/llm.md.
 
 #include "nous/llm/conversation.hpp"
+#include "nous/llm/count_tokens.hpp"
 #include "nous/llm/delta.hpp"
 #include "nous/llm/json_shapes.hpp"
 #include "nous/llm/partial_json.hpp"

@@ -374,6 +374,17 @@ class Anthropic final : public WireFormat {
                                      const ChatRequest& request) const override {
         return write_anthropic_cache(body, request, *this);
     }
+    std::optional<Error> count_request(const ChatRequest&, const std::string& base,
+                                       std::string& url, rapidjson::Document& body) const override {
+        url = base + "/messages/count_tokens";
+        // MessageCountTokensParams: no max_tokens, sampling, stop or stream.
+        keep_members(body, {"model", "messages", "system", "tools", "tool_choice", "thinking",
+                            "output_config", "cache_control"});
+        return std::nullopt;
+    }
+    std::optional<std::int64_t> count_of(const rapidjson::Value& root) const override {
+        return count_member(root, "input_tokens");
+    }
 
     std::unique_ptr<EventReader> event_reader() const override {
         return std::make_unique<AnthropicEvents>();

@@ -360,6 +360,21 @@ class Gemini final : public WireFormat {
                            body.GetAllocator());
         return std::nullopt;
     }
+    std::optional<Error> count_request(const ChatRequest& request, const std::string& base,
+                                       std::string& url, rapidjson::Document& body) const override {
+        url = base + "/models/" + request.model + ":countTokens";
+        // The request it counts, whole, under generateContentRequest with its model.
+        auto& a = body.GetAllocator();
+        rapidjson::Value counted(rapidjson::kObjectType);
+        counted.AddMember("model", rapidjson::Value(("models/" + request.model).c_str(), a), a);
+        for (auto& m : body.GetObject()) counted.AddMember(m.name, m.value, a);
+        body.SetObject();
+        body.AddMember("generateContentRequest", counted, a);
+        return std::nullopt;
+    }
+    std::optional<std::int64_t> count_of(const rapidjson::Value& root) const override {
+        return count_member(root, "totalTokens");
+    }
 
     std::unique_ptr<EventReader> event_reader() const override {
         return std::make_unique<GeminiEvents>();

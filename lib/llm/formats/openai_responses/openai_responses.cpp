@@ -353,6 +353,18 @@ class OpenAIResponses final : public WireFormat {
                                      const ChatRequest& request) const override {
         return write_openai_cache(body, request, *this);
     }
+    std::optional<Error> count_request(const ChatRequest&, const std::string& base,
+                                       std::string& url, rapidjson::Document& body) const override {
+        url = base + "/responses/input_tokens";
+        // InputTokenCountParams: no sampling, output limit, stream or include.
+        keep_members(
+            body, {"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+                   "reasoning", "text", "truncation", "conversation", "previous_response_id"});
+        return std::nullopt;
+    }
+    std::optional<std::int64_t> count_of(const rapidjson::Value& root) const override {
+        return count_member(root, "input_tokens");
+    }
 
     std::unique_ptr<EventReader> event_reader() const override {
         return std::make_unique<ResponsesEvents>();
