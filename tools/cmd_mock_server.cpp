@@ -15,7 +15,7 @@ int cmd_mock_server(int argc, char** argv) {
     po::options_description desc("nouscli mock-server [options]");
     MockServerOptions o;
     int port = 8080;
-    long long first_token_ms = 0;
+    long long first_token_ms = 0, max_connections = 1024;
     desc.add_options()("help,h", "show this help")("port", po::value(&port),
                                                    "port (0: ephemeral; printed on start)")(
         "bind", po::value(&o.bind_address), "bind address (default 127.0.0.1)")(
@@ -30,6 +30,8 @@ int cmd_mock_server(int argc, char** argv) {
         "every request fails as x-mock-fault: NAME would make it (a request's own header wins)")(
         "rpm", po::value(&o.rpm), "requests per minute per key; past it a 429 with retry-after")(
         "tpm", po::value(&o.tpm), "tokens (input and output) per minute per key")(
+        "max-connections", po::value(&max_connections),
+        "connections served at once (default 1024; past it a 503)")(
         "record", po::value(&o.record_dir),
         "write each chat and embeddings request body to DIR (NNNNNN.KIND.json)");
     po::variables_map vm;
@@ -43,6 +45,9 @@ int cmd_mock_server(int argc, char** argv) {
         return usage_error("mock-server", "--first-token-ms must be between 0 and 86400000");
     if (o.rpm < 0 || o.tpm < 0)
         return usage_error("mock-server", "--rpm and --tpm must be 0 or more");
+    if (max_connections < 1 || max_connections > 1'000'000)
+        return usage_error("mock-server", "--max-connections must be between 1 and 1000000");
+    o.max_connections = static_cast<std::size_t>(max_connections);
     o.port = static_cast<std::uint16_t>(port);
     o.nagle = vm.count("nagle") > 0;
     o.first_token_latency = std::chrono::milliseconds(first_token_ms);

@@ -38,6 +38,12 @@ class WakeWord {
         ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen,
                   &timeout, nullptr, 0);
     }
+    /// Sleeps while the word is `seen`, with no timer at all: for a waiter
+    /// whose every cause to wake bumps the word (the protocol above).
+    void wait_unbounded(std::uint32_t seen) noexcept {
+        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen,
+                  nullptr, nullptr, 0);
+    }
     /// Changes the word: a wait on the old value returns at once.
     void bump() noexcept { word_.fetch_add(1, std::memory_order_seq_cst); }
     /// Wakes one thread sleeping on the word.

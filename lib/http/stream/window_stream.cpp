@@ -96,9 +96,14 @@ bool WindowSource::next_data_view(std::string_view& out) {
         // Announce, then look again: a push after `seen` was read either
         // changed the word (the futex returns at once) or saw the flag and wakes us.
         // After a cancel too the reader's last piece (its error) is what
-        // ends the wait: no spinning while it gets there.
+        // ends the wait: no spinning while it gets there. No timer: every
+        // cause to wake (a piece, a cancel, an overflow, the relay's start)
+        // bumps the word through wake_consumer(). A 100 ms slice here woke
+        // every waiting consumer ten times a second, 5-10 wake-ups a token
+        // for nothing at the 1-2 tokens a second of a real model, each dearer
+        // the more threads the process holds (docs/BENCHMARKS.md, "Scale").
         consumer_waiting_.store(true, std::memory_order_seq_cst);
-        if (pushed_.current() == seen) pushed_.wait(seen, kWaitSlice);
+        if (pushed_.current() == seen) pushed_.wait_unbounded(seen);
         consumer_waiting_.store(false, std::memory_order_relaxed);
     }
 }
