@@ -61,3 +61,11 @@ echo
 echo "# embeddings: one call, rows by input, base64 on the wire (8 dimensions shown, -v names each request)"
 echo "\$ nouscli embed 'first text' 'second text' --base-url $base/v1 --model text-embedding-3-small --dimensions 8 -v"
 "$nouscli" embed 'first text' 'second text' --base-url "$base/v1" --model text-embedding-3-small --dimensions 8 -v
+echo
+echo "# what a call costs: the provider's own token count first, then the call priced by a table"
+echo "\$ nouscli count-tokens 'Summarise our Q3 report' --provider anthropic --base-url $base/v1 --model claude-sonnet-4-5"
+"$nouscli" count-tokens 'Summarise our Q3 report' --provider anthropic --base-url "$base/v1" --model claude-sonnet-4-5
+printf '%s' '{"models":{"claude-sonnet-4*":{"input":3,"output":15,"cached_input":0.3,"cache_write":3.75}}}' >"$schema"
+echo "\$ nouscli chat 'Summarise our Q3 report' --provider anthropic ... --cache auto --prices PRICES --json"
+"$nouscli" chat 'Summarise our Q3 report' --provider anthropic --base-url "$base/v1" \
+  --model claude-sonnet-4-5 --cache auto --prices "$schema" --json
