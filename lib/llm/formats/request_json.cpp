@@ -220,8 +220,10 @@ void write_openai_format(Writer& w, const ResponseFormat& format, const RequestJ
     w.EndObject();
 }
 
-std::optional<Error> openai_schema_check(const ChatRequest& request, const RequestJson& parsed,
-                                         const WireFormat& format) {
+std::optional<Error> openai_request_check(const ChatRequest& request, const RequestJson& parsed,
+                                          const WireFormat& format) {
+    if (auto bad = tools_check(request, parsed, format, openai_strict_break)) return bad;
+    if (auto bad = image_detail_check(request, format, true)) return bad;
     if (!request.response_format || !parsed.response_schema || !request.response_format->strict)
         return std::nullopt;
     if (auto bad = openai_strict_break(*parsed.response_schema))

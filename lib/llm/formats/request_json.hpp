@@ -66,9 +66,10 @@ void write_openai_tool_choice(Writer& w, const ChatRequest& r, OpenAIShape shape
 /// A response format's object: {"type":"json_object"} or the json_schema one.
 void write_openai_format(Writer& w, const ResponseFormat& format, const RequestJson& parsed,
                          OpenAIShape shape);
-/// Both OpenAI formats: in strict mode the schema's dialect is checked.
-std::optional<Error> openai_schema_check(const ChatRequest& request, const RequestJson& parsed,
-                                         const WireFormat& format);
+/// Both OpenAI formats: strict tools and, in strict mode, the response
+/// schema in the strict dialect; an image's detail one of theirs.
+std::optional<Error> openai_request_check(const ChatRequest& request, const RequestJson& parsed,
+                                          const WireFormat& format);
 
 /// Anthropic's and Gemini's thinking budgets: 1024, 4096, 16384 tokens.
 int thinking_budget(ReasoningEffort effort);

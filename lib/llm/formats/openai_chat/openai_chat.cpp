@@ -273,9 +273,7 @@ class OpenAIChat final : public WireFormat {
     }
     std::optional<Error> check(const ChatRequest& request,
                                const RequestJson& parsed) const override {
-        if (auto bad = tools_check(request, parsed, *this, openai_strict_break)) return bad;
-        if (auto bad = image_detail_check(request, *this, true)) return bad;
-        return openai_schema_check(request, parsed, *this);
+        return openai_request_check(request, parsed, *this);
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_bearer_auth(headers, request.api_key);

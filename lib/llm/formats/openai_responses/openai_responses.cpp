@@ -338,9 +338,7 @@ class OpenAIResponses final : public WireFormat {
         // The Responses API has no stop sequences and no seed.
         if (!request.stop.empty()) return unsupported("stop", *this);
         if (request.seed) return unsupported("seed", *this);
-        if (auto bad = tools_check(request, parsed, *this, openai_strict_break)) return bad;
-        if (auto bad = image_detail_check(request, *this, true)) return bad;
-        return openai_schema_check(request, parsed, *this);
+        return openai_request_check(request, parsed, *this);
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_bearer_auth(headers, request.api_key);
