@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <map>
+#include <new>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -72,6 +73,35 @@ void reap_loop() {
     }
 }
 
+/// fork() copies the locks as the parent's threads held them, and not the
+/// threads: had the reaper been inside its scan, a child's first post()
+/// would wait for ever on a pool's lock (a child of a forking server, and
+/// pool_test's EMFILE child under ThreadSanitizer, which widens the window,
+/// hung so). The locks are held across fork() in the order every path takes
+/// them (the reaper's, the registry's, each pool's), released in the
+/// parent, and made anew in the child, whose reaper does not exist: its
+/// first idle connection starts one.
+void hold_pools_across_fork() {
+    static const int installed = pthread_atfork(
+        [] {
+            reaper().mutex.lock();
+            registry().mutex.lock();
+            for (auto& [id, pool] : registry().pools) pool->lock_for_fork();
+        },
+        [] {
+            for (auto& [id, pool] : registry().pools) pool->unlock_after_fork();
+            registry().mutex.unlock();
+            reaper().mutex.unlock();
+        },
+        [] {
+            for (auto& [id, pool] : registry().pools) pool->renew_lock_in_child();
+            new (&registry().mutex) std::mutex;
+            new (&reaper().mutex) std::mutex;
+            reaper().running = false;
+        });
+    (void)installed;
+}
+
 void ensure_reaper() {
     auto& r = reaper();
     std::lock_guard lock(r.mutex);
@@ -105,7 +135,13 @@ void reset_pools_for_tests() {
     for (auto& [id, pool] : old) pool->clear();
 }
 
+void OriginPool::renew_lock_in_child() {
+    new (&mutex_) std::mutex;
+    new (&slot_freed_) std::condition_variable;  // its waiters were the parent's threads
+}
+
 std::shared_ptr<OriginPool> pool_for(const ConnectionKey& key, const PoolSettings& settings) {
+    hold_pools_across_fork();  // once per process, before the first pool exists
     std::string id = key.to_string();
     auto& r = registry();
     std::lock_guard lock(r.mutex);

@@ -42,6 +42,12 @@ class OriginPool {
     /// Connections open now (leased + idle), for tests.
     std::size_t open_count();
 
+    /// fork(): the pool's lock held across it (prepare, then parent), or
+    /// made anew in the child, where no thread holds it (pool.cpp).
+    void lock_for_fork() { mutex_.lock(); }
+    void unlock_after_fork() { mutex_.unlock(); }
+    void renew_lock_in_child();
+
   private:
     void release_slot();
 
