@@ -79,8 +79,10 @@ void reap_loop() {
 /// pool_test's EMFILE child under ThreadSanitizer, which widens the window,
 /// hung so). The locks are held across fork() in the order every path takes
 /// them (the reaper's, the registry's, each pool's), released in the
-/// parent, and made anew in the child, whose reaper does not exist: its
-/// first idle connection starts one.
+/// parent, and made anew in the child. `running` is kept as the parent had
+/// it: a child starts no reaper where the parent ran one (ThreadSanitizer
+/// refuses a thread started after a multithreaded fork), and judges expiry
+/// at its next checkout instead.
 void hold_pools_across_fork() {
     static const int installed = pthread_atfork(
         [] {
@@ -97,7 +99,6 @@ void hold_pools_across_fork() {
             for (auto& [id, pool] : registry().pools) pool->renew_lock_in_child();
             new (&registry().mutex) std::mutex;
             new (&reaper().mutex) std::mutex;
-            reaper().running = false;
         });
     (void)installed;
 }
