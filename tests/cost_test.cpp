@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
+#include "chat_body.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/count_tokens.hpp"
@@ -140,14 +141,7 @@ TEST_CASE("ChatResult::cost through run_chat and a Router, and the metrics' cost
 
 namespace {
 
-std::shared_ptr<rapidjson::Document> body_of(const ChatRequest& r) {
-    auto call = build_chat_call(r);
-    INFO((call ? std::string() : call.error().message));
-    REQUIRE(call);
-    auto doc = nous::http::parse_json(call->body);
-    REQUIRE(doc);
-    return doc.value();
-}
+using nous::test::body_of;
 
 std::string json_at(const rapidjson::Value& root, const char* pointer) {
     const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(root);

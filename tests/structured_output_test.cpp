@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "chat_body.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/mock/mock_server.hpp"
@@ -36,15 +37,7 @@ ChatRequest basic(Provider provider) {
     return r;
 }
 
-/// The body build_chat_call makes, parsed (the test fails when it is refused).
-std::shared_ptr<rapidjson::Document> body_of(const ChatRequest& r) {
-    auto call = build_chat_call(r);
-    INFO((call ? std::string() : call.error().message));
-    REQUIRE(call);
-    auto doc = nous::http::parse_json(call->body);
-    REQUIRE(doc);
-    return doc.value();
-}
+using nous::test::body_of;
 
 std::string at(const rapidjson::Value& root, const char* pointer) {
     const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(root);
