@@ -7,6 +7,16 @@
 
 namespace nous::http::mock {
 
+namespace {
+
+/// An Anthropic body's kind names the anthropic-version it was sent with:
+/// the version decides which request type the body is held to.
+std::string with_version(const char* kind, const MockRequest& request) {
+    return std::string(kind) + "@" + request.header("anthropic-version").value_or("none");
+}
+
+}  // namespace
+
 void RequestRecorder::chat(Format format, const MockRequest& request) {
     switch (format) {
         case Format::openai:
@@ -16,9 +26,7 @@ void RequestRecorder::chat(Format format, const MockRequest& request) {
         case Format::gemini:
             return write("gemini", request.body);
         case Format::anthropic:
-            // The version decides which request type the body is held to.
-            return write("anthropic@" + request.header("anthropic-version").value_or("none"),
-                         request.body);
+            return write(with_version("anthropic", request), request.body);
     }
 }
 
@@ -28,8 +36,7 @@ void RequestRecorder::embeddings(Format format, const MockRequest& request) {
 
 void RequestRecorder::count(Format format, const MockRequest& request) {
     if (format == Format::anthropic)
-        write("anthropic-count@" + request.header("anthropic-version").value_or("none"),
-              request.body);
+        write(with_version("anthropic-count", request), request.body);
     else
         write(format == Format::gemini ? "gemini-count" : "openai-responses-count", request.body);
 }

@@ -73,29 +73,25 @@ void merge_into(rapidjson::Value& ours, const rapidjson::Value& extra,
     }
 }
 
-/// extra_body merged into `body` (docs/llm.md): objects merge recursively
-/// (`{"generationConfig":{"topK":5}}` keeps our responseMimeType), any
-/// other value replaces ours.
-Result<std::string> merged_body(std::string body, const std::string& extra_body) {
-    auto extra = nous::http::parse_json(extra_body);
-    if (!extra || !extra.value()->IsObject()) return invalid("extra_body must be a JSON object");
-    rapidjson::Document doc;
-    doc.Parse(body.data(), body.size());
-    merge_into(doc, *extra.value(), doc.GetAllocator());
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    doc.Accept(w);
-    return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-/// The cache settings written into the format's `body` (docs/cost.md); the
-/// body is read back only when the request has one.
-std::optional<Error> cached_body(const detail::WireFormat& format, const ChatRequest& request,
+/// What goes into the format's `body` after it is written, read back as a
+/// document once and only when the request has any: its cache settings
+/// (the format's write_cache, docs/cost.md), then extra_body merged last
+/// (docs/llm.md: objects merge recursively, `{"generationConfig":{"topK":5}}`
+/// keeps our responseMimeType; any other value replaces ours).
+std::optional<Error> finish_body(const detail::WireFormat& format, const ChatRequest& request,
                                  std::string& body) {
-    if (!detail::has_cache_settings(request)) return std::nullopt;
+    const bool cache = detail::has_cache_settings(request);
+    if (!cache && request.extra_body.empty()) return std::nullopt;
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
-    if (auto bad = format.write_cache(doc, request)) return bad;
+    if (cache)
+        if (auto bad = format.write_cache(doc, request)) return bad;
+    if (!request.extra_body.empty()) {
+        auto extra = nous::http::parse_json(request.extra_body);
+        if (!extra || !extra.value()->IsObject())
+            return invalid("extra_body must be a JSON object");
+        merge_into(doc, *extra.value(), doc.GetAllocator());
+    }
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     doc.Accept(w);
@@ -157,12 +153,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     detail::Writer w(buffer);
     format.write_body(w, request, schemas.value());
     call.body.assign(buffer.GetString(), buffer.GetSize());
-    if (auto bad = cached_body(format, request, call.body)) return *bad;
-    if (!request.extra_body.empty()) {
-        auto merged = merged_body(std::move(call.body), request.extra_body);
-        if (!merged) return merged.error();
-        call.body = std::move(merged.value());
-    }
+    if (auto bad = finish_body(format, request, call.body)) return *bad;
     detail::add_caller_headers(call.headers, request.headers);
     return call;
 }
