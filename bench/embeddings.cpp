@@ -37,6 +37,7 @@ struct Args {
     std::size_t rows = 2048, dims = 1536, batch = 2048, concurrency = 4;
     int reps = 7;
     bool rss = false;
+    bool end_to_end_only = false;  ///< --end-to-end: the end-to-end table alone (for profiling)
     std::string url_base;
 };
 
@@ -235,10 +236,13 @@ int main(int argc, char** argv) {
             a.url_base = next();
         else if (arg == "--rss")
             a.rss = true;
+        else if (arg == "--end-to-end")
+            a.end_to_end_only = true;
         else {
-            std::fprintf(
-                stderr,
-                "usage: embeddings [--rows N] [--dims D] [--reps R] | --rss --url-base URL ...\n");
+            std::fprintf(stderr,
+                         "usage: embeddings [--rows N] [--dims D] [--reps R] [--end-to-end] | "
+                         "--rss --url-base URL "
+                         "...\n");
             return 2;
         }
     }
@@ -254,6 +258,7 @@ int main(int argc, char** argv) {
     std::vector<Body> bodies = {{"base64", response_body(a.rows, a.dims, true)},
                                 {"floats", response_body(a.rows, a.dims, false)}};
     for (const Body& b : bodies) {
+        if (a.end_to_end_only) break;
         const double mb = static_cast<double>(b.text.size()) / 1e6;
         const double ours = median_ms(a.reps, [&] {
             auto e =

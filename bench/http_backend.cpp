@@ -77,6 +77,11 @@ const std::vector<Scenario>& scenarios() {
         // The same volume in 49-byte events: the per-event path at its worst.
         {"sse_small", 1, 1, "/sse49", 64, true},
         {"chunked_1m", 1, 1, "/chunked1m", 1024},  // own servers only: 1,000 chunks of 1,000 bytes
+        // One response of 1, 32 or 128 MiB with a Content-Length (own servers only): the body
+        // path at memory speed, where a fresh buffer's page faults show.
+        {"body_1m", 1, 1, "/body/1", 1024},
+        {"body_32m", 1, 1, "/body/32", 1024},
+        {"body_128m", 1, 1, "/body/128", 1024},
     };
     return all;
 }
@@ -132,6 +137,8 @@ Stats run(const std::string& client_name, const Scenario& sc, const std::string&
                       " takes nous-window, nous-pull or ref-raw-events");
         stats.events_per_iteration = std::stod(probe);
         stats.bytes_per_iteration = std::stod(probe.substr(probe.find(", ") + 2));
+    } else if (sc.path.starts_with("/body/")) {
+        stats.bytes_per_iteration = static_cast<double>(probe.size());
     }
     const int workers = sc.concurrency;
     std::vector<std::unique_ptr<Client>> clients;
@@ -224,7 +231,8 @@ int main(int argc, char** argv) {
     desc.add_options()("help,h", "help")("url-base", po::value(&url_base),
                                          "run against this server; prints one JSON line")(
         "scenario", po::value(&scenario),
-        "small_post|parallel_50|large_body|large_seq|sse_firehose|sse_small|chunked_1m|nagle "
+        "small_post|parallel_50|large_body|large_seq|sse_firehose|sse_small|chunked_1m|body_1m|"
+        "body_32m|body_128m|nagle "
         "(default: "
         "all)")("seconds", po::value(&seconds), "measurement time per run (default 10)")(
         "warmup", po::value(&warmup), "warm-up time per run (default 2)")(
@@ -308,8 +316,13 @@ int main(int argc, char** argv) {
             }
             continue;
         }
-        for (const auto& c : clients)
-            print_row(c, sc.name, run(c, sc, server.base_url(), nodelay != 0, warmup, seconds));
+        for (const auto& c : clients) {
+            Stats st = run(c, sc, server.base_url(), nodelay != 0, warmup, seconds);
+            print_row(c, sc.name, st);
+            if (st.bytes_per_iteration > 0)
+                std::printf("%-13s %-13s   %.0f MB/s\n", "", "",
+                            st.ips() * st.bytes_per_iteration / 1e6);
+        }
     }
     if (scenario.empty() || scenario == "nagle") {
         // The two Nagle cases of that benchmark: (a) client with TCP_NODELAY off against a normal

@@ -10,11 +10,15 @@
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
 
+#include "llm/embeddings/body_reader.hpp"
+#include "llm/embeddings/embedding_format.hpp"
 #include "llm/embeddings/vector_json.hpp"
 #include "mock/embedding_replies.hpp"
 #include "nous/http/testing.hpp"
@@ -84,6 +88,30 @@ void require_mock_rows(const Embeddings& e, const EmbedRequest& r) {
     }
 }
 
+/// A body read as it arrives, in pieces cut at `cuts` (ascending offsets):
+/// the matrix (count rows) and the reader's verdict ("" when none).
+struct PieceRead {
+    std::vector<float> values;
+    std::string bad;
+};
+PieceRead read_in_pieces(Provider provider, std::string_view body, std::size_t count,
+                         const std::vector<std::size_t>& cuts) {
+    const auto& format = provider == Provider::gemini ? detail::gemini_embedding_format()
+                                                      : detail::openai_embedding_format();
+    detail::EmbeddingMatrix matrix(count, 0);
+    detail::BatchReading batch{matrix, 0, count, std::nullopt, {}, {}, {}};
+    detail::EmbeddingBodyReader reader(format, batch, std::size_t{1} << 20);
+    std::optional<std::string> bad;
+    std::size_t from = 0;
+    for (std::size_t cut : cuts) {
+        if (!bad) bad = reader.feed(body.substr(from, cut - from));
+        from = cut;
+    }
+    if (!bad) bad = reader.feed(body.substr(from));
+    if (!bad) bad = reader.finish();
+    return {bad ? std::vector<float>{} : matrix.take(), bad.value_or("")};
+}
+
 /// No sleeping between retries: the test's time is not the backoff's.
 const nous::http::testing::Hooks kNoSleep{{}, [](nous::http::Milliseconds) {}, [] { return 0.0; }};
 
@@ -107,6 +135,65 @@ TEST_CASE("each format's fixture decodes to the same matrix, rows by index") {
         REQUIRE_FALSE(wrong);
         CHECK(wrong.error().code == ErrorCode::protocol);
     }
+}
+
+TEST_CASE("each fixture read as it arrives: whole, byte by byte and at random splits, one result") {
+    std::mt19937 random(7);
+    std::vector<std::string> bodies;
+    std::vector<Provider> providers;
+    for (const Case& c : kGood) {
+        bodies.push_back(fixture(c.name));
+        providers.push_back(c.provider);
+    }
+    // And bodies the reader must refuse, whatever the split.
+    for (const char* bad :
+         {R"({"data":[{"index":0,"embedding":[0.5,-0.25,1]}]})",
+          R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":0,"embedding":[1,2,3]}]})",
+          R"({"data":[{"index":0,"embedding":[1,2,3]},{"index":1,"embedding":[1,2]}]})",
+          R"({"data":[],"data":[]})", R"({"data":[1,2]} x)", R"({"usage":{}})"}) {
+        bodies.emplace_back(bad);
+        providers.push_back(Provider::openai);
+    }
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+        const std::string& body = bodies[b];
+        INFO(body);
+        const PieceRead whole = read_in_pieces(providers[b], body, 2, {});
+        if (b < std::size(kGood)) {
+            REQUIRE(whole.bad.empty());
+            CHECK(whole.values == kRows);
+        } else {
+            CHECK_FALSE(whole.bad.empty());
+        }
+        std::vector<std::size_t> every;
+        for (std::size_t i = 1; i < body.size(); ++i) every.push_back(i);
+        const PieceRead bytewise = read_in_pieces(providers[b], body, 2, every);
+        CHECK(bytewise.values == whole.values);
+        CHECK(bytewise.bad == whole.bad);
+        for (int round = 0; round < 50; ++round) {
+            std::vector<std::size_t> cuts;
+            for (std::size_t i = 1; i < body.size(); ++i)
+                if (random() % 7 == 0) cuts.push_back(i);
+            const PieceRead split = read_in_pieces(providers[b], body, 2, cuts);
+            CHECK(split.values == whole.values);
+            CHECK(split.bad == whole.bad);
+        }
+    }
+}
+
+TEST_CASE("a value split over many pieces is scanned a bounded number of times") {
+    // A 4 MiB member arriving 1 KiB at a time: the reader tries the
+    // unfinished value again only each time the held text doubles, so 4,096
+    // pieces cost a dozen attempts (one per piece would scan ~8 GB).
+    const std::string body = R"({"model":")" + std::string(4u << 20, 'm') +
+                             R"(","data":[{"index":0,"embedding":[1,2,3]}]})";
+    detail::EmbeddingMatrix matrix(1, 0);
+    detail::BatchReading batch{matrix, 0, 1, std::nullopt, {}, {}, {}};
+    detail::EmbeddingBodyReader reader(detail::openai_embedding_format(), batch, body.size());
+    for (std::size_t from = 0; from < body.size(); from += 1024)
+        REQUIRE_FALSE(reader.feed(std::string_view(body).substr(from, 1024)));
+    REQUIRE_FALSE(reader.finish());
+    CHECK(matrix.take() == std::vector<float>{1, 2, 3});
+    CHECK(reader.attempts_short() <= 16);
 }
 
 TEST_CASE("every prefix of every fixture is protocol, never a matrix") {
@@ -196,6 +283,84 @@ TEST_CASE("counts, widths, indexes and numbers that do not fit the request are p
     auto e = parse_embedding_response(Provider::openai, openai_with(wide), 2);
     REQUIRE_FALSE(e);
     CHECK(e.error().code == ErrorCode::protocol);
+}
+
+TEST_CASE("base64 vectors: 32 characters at a time and one quad at a time agree, byte for byte") {
+    // Every length from 0 to 80 floats crosses the 32-character blocks and
+    // the tail; a byte outside the alphabet, or a non-finite value, at any
+    // position is refused by both.
+    static const std::string alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::mt19937 random(11);
+    auto encode = [&](const std::vector<float>& values) {
+        std::string bytes(values.size() * 4, '\0');
+        if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+        std::string out;
+        for (std::size_t i = 0; i < bytes.size(); i += 3) {
+            auto u = [&](std::size_t k) {
+                return k < bytes.size() ? static_cast<unsigned char>(bytes[k]) : 0u;
+            };
+            const unsigned v = (u(i) << 16) | (u(i + 1) << 8) | u(i + 2);
+            out += alphabet[(v >> 18) & 63];
+            out += alphabet[(v >> 12) & 63];
+            out += i + 1 < bytes.size() ? alphabet[(v >> 6) & 63] : '=';
+            out += i + 2 < bytes.size() ? alphabet[v & 63] : '=';
+        }
+        return out;
+    };
+    for (std::size_t n = 1; n <= 80; ++n) {
+        std::vector<float> values(n);
+        for (float& v : values) v = static_cast<float>(random() % 20001) / 1000.0f - 10.0f;
+        const std::string text = encode(values);
+        std::size_t count = 0;
+        REQUIRE(detail::base64_float_count(text, count));
+        REQUIRE(count == n);
+        std::vector<float> fast(n), portable(n);
+        REQUIRE(detail::decode_base64_floats(text, fast.data()));
+        REQUIRE(detail::decode_base64_floats_portable(text, portable.data()));
+        CHECK(fast == values);
+        CHECK(portable == values);
+        const std::size_t unpadded =
+            text.find('=') == std::string::npos ? text.size() : text.find('=');
+        for (std::size_t at = 0; at < unpadded; ++at) {
+            for (char bad : {'*', '=', ':', '@', '[', '`', '{', '\x80', ' '}) {
+                if (bad == '=' && at + 2 >= unpadded) continue;  // padding there, not a wrong byte
+                std::string broken = text;
+                broken[at] = bad;
+                INFO(n << " floats, " << int(bad) << " at " << at);
+                CHECK_FALSE(detail::decode_base64_floats(broken, fast.data()));
+                CHECK_FALSE(detail::decode_base64_floats_portable(broken, portable.data()));
+            }
+        }
+        std::vector<float> with_nan = values;
+        with_nan[random() % n] = std::numeric_limits<float>::quiet_NaN();
+        CHECK_FALSE(detail::decode_base64_floats(encode(with_nan), fast.data()));
+        with_nan[random() % n] = std::numeric_limits<float>::infinity();
+        CHECK_FALSE(detail::decode_base64_floats(encode(with_nan), fast.data()));
+    }
+}
+
+TEST_CASE("a string with a control byte anywhere is not JSON") {
+    for (std::size_t length = 0; length <= 40; ++length) {
+        for (std::size_t at = 0; at < length; ++at) {
+            for (char control : {'\x01', '\x1f', '\n'}) {
+                std::string text(length, 'A');
+                text[at] = control;
+                const std::string quoted = "\"" + text + "\"";
+                detail::JsonCursor cursor(quoted);
+                std::string_view raw;
+                bool escaped = false;
+                INFO(length << " bytes, " << int(control) << " at " << at);
+                CHECK_FALSE(cursor.string(raw, escaped));
+            }
+        }
+        const std::string quoted = "\"" + std::string(length, '~') + "\"";
+        detail::JsonCursor clean(quoted);
+        std::string_view raw;
+        bool escaped = false;
+        CHECK(clean.string(raw, escaped));
+        CHECK(raw.size() == length);
+    }
 }
 
 TEST_CASE("a decimal becomes the float nearest it, not a double rounded again") {

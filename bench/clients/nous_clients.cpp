@@ -19,6 +19,7 @@ struct NousClient : Client {
         options.tcp_nodelay = nodelay;
         options.backend = backend;
         options.ca_file = g_tls.cacert;
+        options.max_response_bytes = std::size_t{1} << 30;  // body_128m passes the 64 MiB default
     }
     ~NousClient() override {
         if (!g_tls.new_connection || options.backend != "pooled")

@@ -2,6 +2,7 @@
 
 #include "bench_bodies.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <string_view>
 
@@ -43,6 +44,29 @@ const std::string& small_body() {
 const std::string& large_body() {
     static const std::string body = filler_json(256 * 1024, "large");
     return body;
+}
+
+std::optional<std::size_t> sized_body_route(std::string_view route) {
+    constexpr std::string_view prefix = "/body/";
+    if (!route.starts_with(prefix)) return std::nullopt;
+    route.remove_prefix(prefix.size());
+    std::size_t mib = 0;
+    auto [end, ec] = std::from_chars(route.data(), route.data() + route.size(), mib);
+    if (ec != std::errc() || end != route.data() + route.size() || mib == 0 || mib > 1024)
+        return std::nullopt;
+    return mib;
+}
+
+bool send_sized_body(int fd, std::size_t mebibytes) {
+    static const std::string block = filler_json(1024 * 1024, "bytes");
+    const std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+        "Content-Length: " +
+        std::to_string(mebibytes * block.size()) + "\r\n\r\n";
+    if (!send_all(fd, head)) return false;
+    for (std::size_t i = 0; i < mebibytes; ++i)
+        if (!send_all(fd, block)) return false;
+    return true;
 }
 
 /// 1,000 chunks of 1,000 bytes (Finch's body-accumulation case), framed in one write.

@@ -4,8 +4,11 @@
 // straight to a connection.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace nous::http::mock {
 
@@ -13,6 +16,11 @@ namespace nous::http::mock {
 const std::string& small_body();
 /// 256 KiB of JSON (POST /large).
 const std::string& large_body();
+/// `mebibytes` MiB of bytes with a Content-Length (POST /body/N, N at most 1024): the
+/// large-body scenarios, written from one reused MiB so the mock allocates nothing per call.
+bool send_sized_body(int fd, std::size_t mebibytes);
+/// N of a route /body/N (1..1024), or nothing for any other route.
+std::optional<std::size_t> sized_body_route(std::string_view route);
 /// 1,000 chunks of 1,000 bytes (POST /chunked1m), framed in one write.
 bool send_chunked_1m(int fd);
 /// `bytes` of OpenAI-style SSE chunks, then [DONE] (POST /sse100m).

@@ -185,6 +185,8 @@ void MockServer::Impl::serve(int fd) {
             ok = write_response(fd, 200, {}, mock::small_body());
         } else if (route == "/large") {
             ok = write_response(fd, 200, {}, mock::large_body());
+        } else if (auto mib = mock::sized_body_route(route)) {
+            ok = mock::send_sized_body(fd, *mib);
         } else if (route == "/chunked1m") {
             ok = mock::send_chunked_1m(fd);
         } else if (route == "/sse100m") {

@@ -1,9 +1,10 @@
 // libFuzzer: the embeddings response readers (nous/llm/embed.hpp,
 // parse_embedding_response) on any bytes, for both formats: no crash, leak
 // or UB; a matrix only of the count and width asked, every value finite;
-// and, where RapidJSON reads the same body as a document, the values it
-// holds (floats nearest the decimal: within one float's rounding of the
-// document's double).
+// the same verdict and matrix when the body arrives in pieces (of a size
+// the input picks) as when it is read whole; and, where RapidJSON reads the
+// same body as a document, the values it holds (floats nearest the
+// decimal: within one float's rounding of the document's double).
 //   byte 0: the format (even OpenAI, odd Gemini); byte 1: rows (0-7);
 //   byte 2: the width asked (0: any, else 1-8); the rest: the body.
 
@@ -13,6 +14,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "llm/embeddings/body_reader.hpp"
+#include "llm/embeddings/embedding_format.hpp"
 #include "nous/llm/embed.hpp"
 
 namespace {
@@ -34,6 +37,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using nous::llm::Provider;
     auto e = nous::llm::parse_embedding_response(gemini ? Provider::gemini : Provider::openai, body,
                                                  count, width);
+    {
+        // The same body in pieces of 1-32 bytes (byte 0's upper bits).
+        namespace detail = nous::llm::detail;
+        const std::size_t piece = (data[0] >> 3) + 1;
+        detail::EmbeddingMatrix matrix(count, width);
+        detail::BatchReading batch{matrix, 0, count, std::nullopt, {}, {}, {}};
+        detail::EmbeddingBodyReader reader(
+            gemini ? detail::gemini_embedding_format() : detail::openai_embedding_format(), batch,
+            body.size() + 1);
+        std::optional<std::string> bad;
+        for (std::size_t at = 0; at < body.size() && !bad; at += piece)
+            bad = reader.feed(body.substr(at, piece));
+        if (!bad) bad = reader.finish();
+        if (bad.has_value() == static_cast<bool>(e)) std::abort();
+        if (e && matrix.take() != e->values) std::abort();
+    }
     if (!e) return 0;
     if (e->count != count || e->values.size() != count * e->dimensions) std::abort();
     if (width != 0 && count != 0 && e->dimensions != width) std::abort();

@@ -11,7 +11,10 @@
 #include <system_error>
 #include <thread>
 
+#include "embeddings/body_reader.hpp"
 #include "embeddings/embedding_format.hpp"
+#include "nous/http/backend.hpp"
+#include "nous/http/stream.hpp"
 #include "nous/llm/result.hpp"
 
 namespace nous::llm {
@@ -151,27 +154,70 @@ class EmbedCall {
         rapidjson::StringBuffer buffer;
         detail::Writer w(buffer);
         format_.write_body(w, request_, range.first, range.count);
-        auto response = nous::http::post(
-            url_, std::string_view(buffer.GetString(), buffer.GetSize()), headers_, options_);
+        const std::string_view body(buffer.GetString(), buffer.GetSize());
+        detail::BatchReading reading{matrix_, range.first, range.count, std::nullopt, {}, {}, {}};
+        Received received;
+        if (auto error = streamed_ ? receive_streamed(body, reading, received)
+                                   : receive_whole(body, reading, received))
+            return error;
+        EmbeddingBatch& batch = batches_[i];  // each worker writes only its own
+        batch.first = range.first;
+        batch.count = range.count;
+        batch.request_id = std::move(received.request_id);
+        batch.input_tokens = reading.input_tokens;
+        if (auto limit = parse_rate_limit(received.headers)) {
+            std::lock_guard lock(mutex_);
+            rate_limit_ = std::move(limit);
+        }
+        return std::nullopt;
+    }
+
+    struct Received {
+        std::string request_id;
+        Headers headers;
+    };
+
+    /// The body decoded as it arrives: a pull stream whose decoder is the
+    /// format's reader, on this thread, so the rows are written while the
+    /// rest of the body is still on the wire and only its unread remainder is
+    /// held. Retried as a stream is: until the response's head.
+    std::optional<Error> receive_streamed(std::string_view body, detail::BatchReading& reading,
+                                          Received& received) {
+        detail::EmbeddingBodyReader reader(
+            format_, reading,
+            options_.max_response_bytes.value_or(nous::http::defaults::max_response_bytes));
+        nous::http::Options options = options_;
+        options.stream_backend = "pull";
+        options.decoder = [&reader] { return detail::embedding_decoder(reader); };
+        nous::http::Stream stream = nous::http::stream(url_, body, headers_, options);
+        std::optional<Error> error;
+        while (auto item = stream.next_view())
+            if (item->is_error()) error = *item->error;
+        if (error) {
+            if (error->code != ErrorCode::protocol || error->status != 0)
+                return provider_error(request_.provider, *error);
+            error->request_id = stream.request_id();
+            error->status = stream.stats().status;
+            return error;
+        }
+        received.request_id = stream.request_id();
+        received.headers = stream.response_headers();
+        return std::nullopt;
+    }
+
+    /// The body received whole, then read (a post backend other than the pooled one).
+    std::optional<Error> receive_whole(std::string_view body, detail::BatchReading& reading,
+                                       Received& received) {
+        auto response = nous::http::post(url_, body, headers_, options_);
         if (!response) return provider_error(request_.provider, response.error());
-        buffer.Clear();
-        buffer.ShrinkToFit();  // the request is done with: only the response stays in flight
-        detail::BatchReading reading{matrix_, range.first, range.count, std::nullopt, {}, {}};
         if (auto bad = format_.read(response->body, reading)) {
             Error e(ErrorCode::protocol, *bad);
             e.request_id = response->request_id;
             e.status = response->status;
             return e;
         }
-        EmbeddingBatch& batch = batches_[i];  // each worker writes only its own
-        batch.first = range.first;
-        batch.count = range.count;
-        batch.request_id = std::move(response->request_id);
-        batch.input_tokens = reading.input_tokens;
-        if (auto limit = parse_rate_limit(response->headers)) {
-            std::lock_guard lock(mutex_);
-            rate_limit_ = std::move(limit);
-        }
+        received.request_id = std::move(response->request_id);
+        received.headers = std::move(response->headers);
         return std::nullopt;
     }
 
@@ -188,6 +234,11 @@ class EmbedCall {
     std::mutex mutex_;
     std::optional<Error> error_;
     std::optional<RateLimit> rate_limit_;
+    /// The post backend is the pooled one: bodies are decoded as they arrive.
+    const bool streamed_ = [this] {
+        auto name = nous::http::resolve_backend_name(options_);
+        return name && name.value() == "pooled";
+    }();
 };
 
 }  // namespace
@@ -240,7 +291,7 @@ Result<Embeddings> parse_embedding_response(Provider provider, std::string_view 
         return invalid(std::string(detail::wire_format(provider).name()) +
                        " has no embeddings API");
     detail::EmbeddingMatrix matrix(count, dimensions);
-    detail::BatchReading reading{matrix, 0, count, std::nullopt, {}, {}};
+    detail::BatchReading reading{matrix, 0, count, std::nullopt, {}, {}, {}};
     if (auto bad = format->read(body, reading)) return Error(ErrorCode::protocol, *bad);
     Embeddings out;
     out.count = count;

@@ -29,8 +29,20 @@ class EmbeddingFormat {
     virtual std::size_t default_batch_size() const noexcept = 0;
     /// Estimated tokens (bytes / 3) per request, at most; 0: no such limit.
     virtual std::size_t token_budget() const noexcept { return 0; }
-    /// A 2xx body into `batch`'s rows: what is wrong with it, or nullopt.
-    virtual std::optional<std::string> read(std::string_view body, BatchReading& batch) const = 0;
+    /// The member of the response's object that lists the embeddings ("data", "embeddings").
+    virtual const char* list_key() const noexcept = 0;
+    /// One whole item of that list, the `position`th, into its row: what is wrong, or nullopt.
+    virtual std::optional<std::string> read_item(JsonCursor& cursor, BatchReading& batch,
+                                                 std::size_t position) const = 0;
+    /// Any other member's whole value (skipped unless the format wants it); false: malformed.
+    virtual bool read_member(std::string_view key, JsonCursor& cursor, BatchReading& batch) const {
+        (void)key;
+        (void)batch;
+        return cursor.skip_value();
+    }
+
+    /// A whole 2xx body into `batch`'s rows: what is wrong with it, or nullopt.
+    std::optional<std::string> read(std::string_view body, BatchReading& batch) const;
 };
 
 const EmbeddingFormat& openai_embedding_format() noexcept;
@@ -41,13 +53,6 @@ const EmbeddingFormat& gemini_embedding_format() noexcept;
 /// width is known, else through the batch's scratch. The formats share it.
 std::optional<std::string> read_float_row(JsonCursor& cursor, BatchReading& batch,
                                           std::size_t index);
-/// What is wrong with a response once its reader is through, or nullopt:
-/// its reader's own finding `bad`, then text that is not one JSON document
-/// of the expected shape, the list (`list`, "data" or "embeddings") missing,
-/// or a count of items that is not the batch's.
-std::optional<std::string> response_verdict(std::optional<std::string> bad, bool shaped,
-                                            JsonCursor& cursor, const char* list, bool has_list,
-                                            std::size_t items, const BatchReading& batch);
 /// Marks row `index` of the batch as read: an error for one out of range or read twice.
 std::optional<std::string> claim_row(BatchReading& batch, std::size_t index);
 

@@ -52,6 +52,8 @@ struct BatchReading {
     std::vector<float> scratch;
     /// Which of the batch's rows arrived (a repeated index is an error).
     std::vector<bool> seen;
+    /// The row the item being read claimed last (a reader that must read the item again frees it).
+    std::optional<std::size_t> claimed;
 };
 
 }  // namespace nous::llm::detail

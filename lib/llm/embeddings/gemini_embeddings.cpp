@@ -50,34 +50,25 @@ class GeminiEmbeddings final : public EmbeddingFormat {
     /// The API's limit: 100 requests per batch.
     std::size_t default_batch_size() const noexcept override { return 100; }
 
-    std::optional<std::string> read(std::string_view body, BatchReading& batch) const override {
-        JsonCursor cursor(body);
+    const char* list_key() const noexcept override { return "embeddings"; }
+    std::optional<std::string> read_item(JsonCursor& cursor, BatchReading& batch,
+                                         std::size_t position) const override {
         std::optional<std::string> bad;
-        std::size_t items = 0;
-        bool has_embeddings = false;
-        const bool shaped = cursor.object([&](std::string_view key) {
-            if (key != "embeddings") return cursor.skip_value();
-            if (has_embeddings) return false;  // a second list: which one would be meant?
-            has_embeddings = true;
-            return cursor.array([&] {
-                const std::size_t index = items++;
-                bool has_values = false;
-                const bool item = cursor.object([&](std::string_view item_key) {
-                    if (item_key != "values") return cursor.skip_value();
-                    if (has_values) {
-                        bad = "an embedding with two \"values\"";
-                        return false;
-                    }
-                    has_values = true;
-                    bad = read_float_row(cursor, batch, index);
-                    return !bad;
-                });
-                if (!bad && item && !has_values) bad = "an embedding without \"values\"";
-                return item && !bad;
-            });
+        bool has_values = false;
+        const bool item = cursor.object([&](std::string_view item_key) {
+            if (item_key != "values") return cursor.skip_value();
+            if (has_values) {
+                bad = "an embedding with two \"values\"";
+                return false;
+            }
+            has_values = true;
+            bad = read_float_row(cursor, batch, position);
+            return !bad;
         });
-        return response_verdict(std::move(bad), shaped, cursor, "embeddings", has_embeddings, items,
-                                batch);
+        if (bad) return bad;
+        if (!item) return "an embeddings item that is not a JSON object of the expected shape";
+        if (!has_values) return "an embedding without \"values\"";
+        return std::nullopt;
     }
 };
 

@@ -131,32 +131,20 @@ class OpenAIEmbeddings final : public EmbeddingFormat {
     /// OpenAI's limit is 300,000 tokens a request.
     std::size_t token_budget() const noexcept override { return 300'000; }
 
-    std::optional<std::string> read(std::string_view body, BatchReading& batch) const override {
-        JsonCursor cursor(body);
-        std::optional<std::string> bad;
-        std::size_t items = 0;
-        bool has_data = false;
-        const bool shaped = cursor.object([&](std::string_view key) {
-            if (key == "data") {
-                if (has_data) return false;  // a second list: which one would be meant?
-                has_data = true;
-                return cursor.array([&] {
-                    bad = ItemReader(batch, items++).read(cursor);
-                    return !bad;
-                });
-            }
-            if (key == "usage") {
-                return cursor.object([&](std::string_view usage_key) {
-                    if (usage_key != "prompt_tokens") return cursor.skip_value();
-                    std::int64_t tokens = 0;
-                    if (!cursor.integer(tokens)) return false;
-                    batch.input_tokens = tokens;
-                    return true;
-                });
-            }
-            return cursor.skip_value();
+    const char* list_key() const noexcept override { return "data"; }
+    std::optional<std::string> read_item(JsonCursor& cursor, BatchReading& batch,
+                                         std::size_t position) const override {
+        return ItemReader(batch, position).read(cursor);
+    }
+    bool read_member(std::string_view key, JsonCursor& cursor, BatchReading& batch) const override {
+        if (key != "usage") return cursor.skip_value();
+        return cursor.object([&](std::string_view usage_key) {
+            if (usage_key != "prompt_tokens") return cursor.skip_value();
+            std::int64_t tokens = 0;
+            if (!cursor.integer(tokens)) return false;
+            batch.input_tokens = tokens;
+            return true;
         });
-        return response_verdict(std::move(bad), shaped, cursor, "data", has_data, items, batch);
     }
 };
 

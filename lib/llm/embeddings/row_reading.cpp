@@ -1,22 +1,17 @@
 // What every embeddings reader does with one vector (claim its row, read a
-// float array into it) and with the whole response (its verdict)
-// (embedding_format.hpp).
+// float array into it) and with a whole body (embedding_format.hpp).
 
 #include <cstring>
 
+#include "embeddings/body_reader.hpp"
 #include "embeddings/embedding_format.hpp"
 
 namespace nous::llm::detail {
 
-std::optional<std::string> response_verdict(std::optional<std::string> bad, bool shaped,
-                                            JsonCursor& cursor, const char* list, bool has_list,
-                                            std::size_t items, const BatchReading& batch) {
-    if (bad) return bad;
-    if (!shaped || !cursor.at_end()) return "an embeddings response that is not JSON";
-    if (!has_list) return std::string("an embeddings response without \"") + list + "\"";
-    if (items != batch.count)
-        return std::to_string(items) + " embeddings for " + std::to_string(batch.count) + " inputs";
-    return std::nullopt;
+std::optional<std::string> EmbeddingFormat::read(std::string_view body, BatchReading& batch) const {
+    EmbeddingBodyReader reader(*this, batch, body.size());
+    if (auto bad = reader.feed(body)) return bad;
+    return reader.finish();
 }
 
 std::optional<std::string> claim_row(BatchReading& batch, std::size_t index) {
@@ -26,6 +21,7 @@ std::optional<std::string> claim_row(BatchReading& batch, std::size_t index) {
     if (batch.seen.size() != batch.count) batch.seen.assign(batch.count, false);
     if (batch.seen[index]) return "two embeddings with index " + std::to_string(index);
     batch.seen[index] = true;
+    batch.claimed = index;
     return std::nullopt;
 }
 

@@ -10,11 +10,29 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace nous::llm::detail {
 
 namespace {
 
 constexpr int kMaxDepth = 64;
+
+/// Any byte below 0x20 in [p, end): eight bytes a step, no branch per byte
+/// (a base64 vector is kilobytes of string).
+bool has_control_byte(const char* p, const char* end) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    std::uint64_t found = 0;
+    for (; end - p >= 8; p += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        found |= (w - ones * 0x20) & ~w & highs;  // a byte below 0x20 sets its high bit
+    }
+    for (; p != end; ++p) found |= static_cast<unsigned char>(*p) < 0x20;
+    return found != 0;
+}
 
 bool is_space(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
@@ -83,8 +101,7 @@ bool JsonCursor::string(std::string_view& raw, bool& escaped) noexcept {
     if (!quote) return false;
     const char* q = static_cast<const char*>(quote);
     if (!std::memchr(start, '\\', static_cast<std::size_t>(q - start))) {
-        for (const char* c = start; c != q; ++c)
-            if (static_cast<unsigned char>(*c) < 0x20) return false;
+        if (has_control_byte(start, q)) return false;
         raw = std::string_view(start, static_cast<std::size_t>(q - start));
         p_ = q + 1;
         return true;
@@ -354,13 +371,14 @@ bool base64_float_count(std::string_view text, std::size_t& count) noexcept {
     return true;
 }
 
-bool decode_base64_floats(std::string_view text, float* out) noexcept {
-    text = without_padding(text);
-    auto* bytes = reinterpret_cast<unsigned char*>(out);
-    const auto* in = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t whole = text.size() / 4;
+namespace {
+
+/// Whole quads of base64 at `in` into 3 bytes each at `bytes`, one at a time;
+/// the high bit of the result: a byte outside the alphabet.
+std::uint8_t decode_quads(const unsigned char*& in, unsigned char*& bytes,
+                          std::size_t quads) noexcept {
     std::uint8_t bad = 0;  // any byte outside the alphabet sets its high bit
-    for (std::size_t i = 0; i < whole; ++i, in += 4, bytes += 3) {
+    for (std::size_t i = 0; i < quads; ++i, in += 4, bytes += 3) {
         const std::uint8_t a = kBase64[in[0]], b = kBase64[in[1]], c = kBase64[in[2]],
                            d = kBase64[in[3]];
         bad |= a | b | c | d;
@@ -370,6 +388,78 @@ bool decode_base64_floats(std::string_view text, float* out) noexcept {
         bytes[1] = static_cast<unsigned char>(v >> 8);
         bytes[2] = static_cast<unsigned char>(v);
     }
+    return bad;
+}
+
+#if defined(__x86_64__)
+/// 32 characters into 24 bytes at a time with AVX2 (the nibble-lookup
+/// method of Muła and Lemire, "Faster Base64 Encoding and Decoding Using
+/// AVX2 Instructions", 2018): classify each byte by its two nibbles, add the
+/// offset its range needs, then pack four 6-bit values into three bytes.
+/// Stops while at least 32 bytes of output room are left (each store writes
+/// 32); false: a byte outside the alphabet.
+__attribute__((target("avx2"))) bool decode_blocks_avx2(const unsigned char*& in,
+                                                        unsigned char*& bytes,
+                                                        std::size_t& quads) noexcept {
+    const __m256i lut_lo =
+        _mm256_setr_epi8(0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1A,
+                         0x1B, 0x1B, 0x1B, 0x1A, 0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+                         0x11, 0x11, 0x13, 0x1A, 0x1B, 0x1B, 0x1B, 0x1A);
+    const __m256i lut_hi =
+        _mm256_setr_epi8(0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08, 0x10, 0x10, 0x10, 0x10,
+                         0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08,
+                         0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10);
+    const __m256i lut_roll =
+        _mm256_setr_epi8(0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 19, 4,
+                         -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    const __m256i slash = _mm256_set1_epi8(0x2f);
+    const __m256i pack_pairs = _mm256_set1_epi32(0x01400140);
+    const __m256i pack_quads = _mm256_set1_epi32(0x00011000);
+    const __m256i to_bytes =
+        _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1, 2, 1, 0, 6, 5, 4,
+                         10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+    const __m256i lanes_together = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+    // 8 quads a block; the last store must stay inside the output: one more block's room.
+    while (quads >= 8 + 3) {
+        const __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+        const __m256i hi_nibbles = _mm256_and_si256(_mm256_srli_epi32(text, 4), nibble);
+        const __m256i lo_nibbles = _mm256_and_si256(text, nibble);
+        const __m256i hi = _mm256_shuffle_epi8(lut_hi, hi_nibbles);
+        const __m256i lo = _mm256_shuffle_epi8(lut_lo, lo_nibbles);
+        if (!_mm256_testz_si256(lo, hi)) return false;
+        const __m256i is_slash = _mm256_cmpeq_epi8(text, slash);
+        const __m256i roll = _mm256_shuffle_epi8(lut_roll, _mm256_add_epi8(is_slash, hi_nibbles));
+        const __m256i sextets = _mm256_add_epi8(text, roll);
+        const __m256i pairs = _mm256_maddubs_epi16(sextets, pack_pairs);
+        const __m256i words = _mm256_madd_epi16(pairs, pack_quads);
+        const __m256i packed =
+            _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(words, to_bytes), lanes_together);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes), packed);
+        in += 32;
+        bytes += 24;
+        quads -= 8;
+    }
+    return true;
+}
+
+bool has_avx2() noexcept {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#endif
+
+bool decode_base64_floats_with(std::string_view text, float* out, bool simd) noexcept {
+    text = without_padding(text);
+    auto* bytes = reinterpret_cast<unsigned char*>(out);
+    const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+    std::size_t quads = text.size() / 4;
+#if defined(__x86_64__)
+    if (simd && has_avx2() && !decode_blocks_avx2(in, bytes, quads)) return false;
+#else
+    (void)simd;
+#endif
+    std::uint8_t bad = decode_quads(in, bytes, quads);
     const std::size_t rest = text.size() % 4;  // 2 or 3 characters: 1 or 2 bytes
     if (rest >= 2) {
         const std::uint8_t a = kBase64[in[0]], b = kBase64[in[1]],
@@ -391,10 +481,25 @@ bool decode_base64_floats(std::string_view text, float* out) noexcept {
             std::memcpy(out + i, &u, sizeof u);
         }
     }
-    // A NaN or an infinity is a broken vector, never a value to rank by.
-    bool finite = true;
-    for (std::size_t i = 0; i < count; ++i) finite &= std::isfinite(out[i]);
-    return finite;
+    // A NaN or an infinity is a broken vector, never a value to rank by: its
+    // exponent bits are all ones. Integer compares, so the loop vectorizes.
+    std::uint32_t non_finite = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t u;
+        std::memcpy(&u, out + i, sizeof u);
+        non_finite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+    }
+    return non_finite == 0;
+}
+
+}  // namespace
+
+bool decode_base64_floats(std::string_view text, float* out) noexcept {
+    return decode_base64_floats_with(text, out, true);
+}
+
+bool decode_base64_floats_portable(std::string_view text, float* out) noexcept {
+    return decode_base64_floats_with(text, out, false);
 }
 
 bool unescape_base64(std::string_view raw, std::string& out) {
