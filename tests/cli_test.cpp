@@ -978,3 +978,51 @@ TEST_CASE(
     CHECK_THAT(none.err, Catch::Contains("openai has no token counter"));
     CHECK(server.requests_served() == served);  // refused before any connection
 }
+
+TEST_CASE("nouscli chat and embed on azure: api-key or an Entra ID token, and what exits 2 or 5") {
+    MockServerOptions o;
+    o.require_key = "az-key";
+    MockServer server(o);
+    server.start();
+    const std::string v1 = server.base_url() + "/openai/v1";
+    const std::string deployment = server.base_url() + "/openai/deployments/d1";
+    ::unsetenv("AZURE_OPENAI_API_KEY");
+    ::unsetenv("AZURE_OPENAI_AD_TOKEN");
+    // No credential at all: exit 2 naming both variables, before any connection.
+    auto none = nouscli({"chat", "hi", "--provider", "azure", "--base-url", v1, "--model", "m"});
+    CHECK(none.code == 2);
+    CHECK_THAT(none.err, Catch::Contains("AZURE_OPENAI_API_KEY and AZURE_OPENAI_AD_TOKEN"));
+    ::setenv("AZURE_OPENAI_AD_TOKEN", "az-key", 1);
+    auto token = nouscli(
+        {"chat", "hi", "--provider", "azure-responses", "--base-url", v1, "--model", "m", "-v"});
+    CHECK(token.code == 0);
+    CHECK_FALSE(token.out.empty());
+    CHECK_THAT(token.err, !Catch::Contains("az-key"));
+    ::unsetenv("AZURE_OPENAI_AD_TOKEN");
+    ::setenv("AZURE_OPENAI_API_KEY", "az-key", 1);
+    auto versioned = nouscli({"chat", "hi", "--provider", "azure", "--base-url", deployment,
+                              "--api-version", "2024-10-21", "--model", "m", "--json", "-v"});
+    CHECK(versioned.code == 0);
+    CHECK_THAT(versioned.out, Catch::Contains("\"text\""));
+    CHECK_THAT(versioned.err, !Catch::Contains("az-key"));
+    // Refused before any connection: no base URL; the deployments form without a version.
+    auto no_base = nouscli({"chat", "hi", "--provider", "azure", "--model", "m"});
+    CHECK(no_base.code == 2);
+    CHECK_THAT(no_base.err, Catch::Contains("needs a base URL"));
+    auto no_version =
+        nouscli({"chat", "hi", "--provider", "azure", "--base-url", deployment, "--model", "m"});
+    CHECK(no_version.code == 2);
+    auto embedded = nouscli({"embed", "one", "two", "--provider", "azure", "--base-url",
+                             server.base_url() + "/openai/deployments/emb", "--api-version",
+                             "2024-10-21", "--model", "e", "--dimensions", "4"});
+    CHECK(embedded.code == 0);
+    CHECK_THAT(embedded.out, Catch::Contains("\"index\":1"));
+    // A wrong key: Azure's words, exit 5, the key nowhere.
+    ::setenv("AZURE_OPENAI_API_KEY", "wrong-key", 1);
+    auto wrong =
+        nouscli({"chat", "hi", "--provider", "azure", "--base-url", v1, "--model", "m", "-v"});
+    CHECK(wrong.code == 5);
+    CHECK_THAT(wrong.err, Catch::Contains("Access denied"));
+    CHECK_THAT(wrong.err, !Catch::Contains("wrong-key"));
+    ::unsetenv("AZURE_OPENAI_API_KEY");
+}

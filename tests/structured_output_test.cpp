@@ -70,6 +70,7 @@ TEST_CASE("tool_choice, parallel_tool_calls, stop, top_p, seed: each provider's 
         auto doc = body_of(r);
         switch (p) {
             case Provider::openai:
+            case Provider::azure:
                 CHECK(at(*doc, "/tool_choice") ==
                       R"({"type":"function","function":{"name":"get_weather"}})");
                 CHECK(at(*doc, "/parallel_tool_calls") == "false");
@@ -78,6 +79,7 @@ TEST_CASE("tool_choice, parallel_tool_calls, stop, top_p, seed: each provider's 
                 CHECK(at(*doc, "/seed") == "7");
                 break;
             case Provider::openai_responses:
+            case Provider::azure_responses:
                 CHECK(at(*doc, "/tool_choice") == R"({"type":"function","name":"get_weather"})");
                 CHECK(at(*doc, "/parallel_tool_calls") == "false");
                 CHECK(at(*doc, "/top_p") == "0.5");
@@ -186,12 +188,14 @@ TEST_CASE("a response schema goes in each provider's own field") {
         const std::string schema = at(*nous::http::parse_json(kSchema).value(), "");
         switch (p) {
             case Provider::openai:
+            case Provider::azure:
                 CHECK(at(*doc, "/response_format/type") == R"("json_schema")");
                 CHECK(at(*doc, "/response_format/json_schema/name") == R"("weather")");
                 CHECK(at(*doc, "/response_format/json_schema/strict") == "true");
                 CHECK(at(*doc, "/response_format/json_schema/schema") == schema);
                 break;
             case Provider::openai_responses:
+            case Provider::azure_responses:
                 CHECK(at(*doc, "/text/format/type") == R"("json_schema")");
                 CHECK(at(*doc, "/text/format/name") == R"("weather")");
                 CHECK(at(*doc, "/text/format/schema") == schema);

@@ -25,6 +25,8 @@ void ChatRequestOptions::add_to(po::options_description& desc) {
         "a JSON object merged into the request body last; @FILE reads a file")(
         "anthropic-version", po::value(&anthropic_version_),
         "the anthropic-version header (default 2023-06-01)")(
+        "api-version", po::value(&api_version_),
+        "azure: api-version=V on the query (the deployments form of the base URL)")(
         "tool-strict",
         "tools with strict true (default false, always written where the format has it)")(
         "cache", po::value(&cache_),
@@ -129,6 +131,13 @@ bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatReque
             return false;
         }
         request.anthropic_version = anthropic_version_;
+    }
+    if (vm.count("api-version")) {
+        if (api_version_.empty()) {
+            error = "--api-version needs a version";
+            return false;
+        }
+        request.api_version = api_version_;
     }
     if (vm.count("extra-body")) {
         std::string body = extra_body_;

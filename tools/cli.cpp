@@ -224,4 +224,28 @@ std::optional<int> parse_command(std::string_view command, int argc, char** argv
     return parse_with(command, argc, argv, desc, vm, name, po::value(positional_values), -1);
 }
 
+bool credential_from_env(nous::llm::Provider provider, std::string& api_key_env, std::string& key,
+                         std::string& error) {
+    const bool named = !api_key_env.empty();
+    if (!named) api_key_env = nous::llm::default_api_key_env(provider);
+    if (const char* value = std::getenv(api_key_env.c_str()); value && *value) {
+        key = value;
+        return true;
+    }
+    const bool azure =
+        provider == nous::llm::Provider::azure || provider == nous::llm::Provider::azure_responses;
+    if (azure && !named) {
+        if (const char* token = std::getenv("AZURE_OPENAI_AD_TOKEN"); token && *token) {
+            key.clear();  // the Entra ID token: sent as a bearer by the library
+            return true;
+        }
+        error = api_key_env +
+                " and AZURE_OPENAI_AD_TOKEN are not set (the API key, or an Entra ID "
+                "token; see --api-key-env)";
+        return false;
+    }
+    error = api_key_env + " is not set (the API key; see --api-key-env)";
+    return false;
+}
+
 }  // namespace nouscli

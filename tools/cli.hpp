@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nous/http/client.hpp"
+#include "nous/llm/provider.hpp"
 
 namespace nouscli {
 
@@ -86,6 +87,14 @@ std::optional<int> parse_command(std::string_view command, int argc, char** argv
 std::optional<int> parse_command(std::string_view command, int argc, char** argv,
                                  const po::options_description& desc, po::variables_map& vm,
                                  const char* name, std::vector<std::string>* positional_values);
+
+/// The provider's credential from the environment, before any connection:
+/// the variable `api_key_env` names (the provider's own when empty); for
+/// azure, when that is unset and no other was asked for,
+/// AZURE_OPENAI_AD_TOKEN (which the library reads: `key` stays empty).
+/// false, and `error` naming the variables, when there is none.
+bool credential_from_env(nous::llm::Provider provider, std::string& api_key_env, std::string& key,
+                         std::string& error);
 
 int cmd_post(int argc, char** argv);
 int cmd_chat(int argc, char** argv);

@@ -37,7 +37,7 @@ int chat_or_count(int argc, char** argv, bool count) {
     ChatRequestOptions request_options;
     desc.add_options()("help,h", "show this help")(
         "provider", po::value(&provider_name),
-        "openai|openai-responses|anthropic|gemini (default openai)")(
+        "openai|openai-responses|anthropic|gemini|azure|azure-responses (default openai)")(
         "base-url", po::value(&base_url), "API base URL (default: the provider's)")(
         "model", po::value(&model), "model name (required)")("system", po::value(&system),
                                                              "system prompt")(
@@ -69,7 +69,8 @@ int chat_or_count(int argc, char** argv, bool count) {
     auto provider = nous::llm::provider_from_name(provider_name);
     if (!provider)
         return usage_error(command,
-                           "--provider must be openai, openai-responses, anthropic or gemini");
+                           "--provider must be openai, openai-responses, anthropic, gemini, azure "
+                           "or azure-responses");
     if (!vm.count("prompt") && messages_file.empty())
         return usage_error(command, "chat needs a PROMPT (\"-\" reads stdin) or --messages");
     if (!reasoning.empty() && !nous::llm::reasoning_effort_from_name(reasoning))
@@ -121,11 +122,10 @@ int chat_or_count(int argc, char** argv, bool count) {
         if (!made) return usage_error(command, "--deployments: " + made.error().message);
         router = std::move(made.value());
     }
-    if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
-    const char* key = routed ? "" : std::getenv(api_key_env.c_str());
-    // A missing key exits 2 before any connection.
-    if (!routed && (!key || !*key))
-        return usage_error(command, api_key_env + " is not set (the API key; see --api-key-env)");
+    // A missing credential exits 2 before any connection.
+    std::string key, missing;
+    if (!routed && !credential_from_env(*provider, api_key_env, key, missing))
+        return usage_error(command, missing);
 
     request.provider = *provider;
     request.base_url = base_url;

@@ -38,11 +38,13 @@ int cmd_embed(int argc, char** argv) {
     po::options_description desc("nouscli embed [TEXT...] --model NAME [options]");
     std::string provider_name = "openai", base_url, model, api_key_env, input_file, format_name,
                 output_file;
+    std::string api_version;
     long long dimensions = 0, batch = 0, concurrency = 4;
     ConnectionOptions connection;
     desc.add_options()("help,h", "show this help")(
         "provider", po::value(&provider_name),
-        "openai|gemini (default openai, and the servers that speak its /embeddings)")(
+        "openai|gemini|azure (default openai, and the servers that speak its /embeddings)")(
+        "api-version", po::value(&api_version), "azure: api-version=V on the query")(
         "base-url", po::value(&base_url), "API base URL (default: the provider's)")(
         "model", po::value(&model), "model name (required)")(
         "api-key-env", po::value(&api_key_env), "variable holding the key (default by provider)")(
@@ -64,7 +66,7 @@ int cmd_embed(int argc, char** argv) {
     if (!provider || *provider == nous::llm::Provider::anthropic)
         return usage_error("embed", provider_name == "anthropic"
                                         ? "anthropic has no embeddings API"
-                                        : "--provider must be openai or gemini");
+                                        : "--provider must be openai, gemini or azure");
     if (model.empty()) return usage_error("embed", "embed needs --model");
     auto output = embedding_output_named(format_name.empty() ? "jsonl" : format_name);
     if (!output) return usage_error("embed", "--format must be jsonl, f32 or npy");
@@ -87,13 +89,13 @@ int cmd_embed(int argc, char** argv) {
     }
     if (request.inputs.empty())
         return usage_error("embed", "embed needs a TEXT or --input (\"-\" reads stdin)");
-    if (api_key_env.empty()) api_key_env = nous::llm::default_api_key_env(*provider);
-    const char* key = std::getenv(api_key_env.c_str());
-    if (!key || !*key)
-        return usage_error("embed", api_key_env + " is not set (the API key; see --api-key-env)");
+    std::string key, missing;
+    if (!credential_from_env(*provider, api_key_env, key, missing))
+        return usage_error("embed", missing);
     request.provider = *provider;
     request.base_url = base_url;
     request.api_key = key;
+    request.api_version = api_version;
     request.model = model;
     if (dimensions > 0)
         request.dimensions = static_cast<int>(std::min<long long>(dimensions, 1 << 30));

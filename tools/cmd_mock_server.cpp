@@ -32,6 +32,9 @@ int cmd_mock_server(int argc, char** argv) {
         "tpm", po::value(&o.tpm), "tokens (input and output) per minute per key")(
         "max-connections", po::value(&max_connections),
         "connections served at once (default 1024; past it a 503)")(
+        "require-key", po::value(&o.require_key),
+        "refuse a model request whose credential is not KEY, with the platform's 401 (Azure: "
+        "api-key, or an Entra ID bearer)")(
         "record", po::value(&o.record_dir),
         "write each chat and embeddings request body to DIR (NNNNNN.KIND.json)");
     po::variables_map vm;

@@ -13,8 +13,24 @@
 
 namespace nous::http::mock {
 
+std::optional<std::string> azure_deployment(const std::string& route, std::string_view operation) {
+    const std::string prefix = "/openai/deployments/";
+    if (route.rfind(prefix, 0) != 0 || route.size() <= prefix.size() + operation.size() ||
+        route.compare(route.size() - operation.size(), operation.size(), operation) != 0)
+        return std::nullopt;
+    std::string name = route.substr(prefix.size(), route.size() - prefix.size() - operation.size());
+    if (name.empty() || name.find('/') != std::string::npos) return std::nullopt;
+    return name;
+}
+
 std::optional<ChatRoute> chat_route(const std::string& method, const std::string& route) {
     if (method != "POST") return std::nullopt;
+    // Azure OpenAI: the v1 API under /openai/v1, and the deployments form
+    // (the deployment's name is the model).
+    if (route == "/openai/v1/chat/completions") return ChatRoute{Format::openai, "", false};
+    if (route == "/openai/v1/responses") return ChatRoute{Format::responses, "", false};
+    if (auto deployment = azure_deployment(route, "/chat/completions"))
+        return ChatRoute{Format::openai, *deployment, false};
     if (route == "/v1/chat/completions") return ChatRoute{Format::openai, "", false};
     if (route == "/v1/messages") return ChatRoute{Format::anthropic, "", false};
     if (route == "/v1/responses") return ChatRoute{Format::responses, "", false};

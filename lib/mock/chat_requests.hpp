@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "faults.hpp"
 #include "nous/mock/mock_server.hpp"
@@ -20,8 +21,12 @@ struct ChatRoute {
     bool stream_by_url = false;  ///< Gemini streams by URL (:streamGenerateContent), not by body
 };
 
-/// The chat route of a request line: POST /v1/chat/completions, /v1/messages,
-/// /v1beta/models/M:generateContent or :streamGenerateContent.
+/// D of an Azure route /openai/deployments/D`operation`, or nothing.
+std::optional<std::string> azure_deployment(const std::string& route, std::string_view operation);
+
+/// The chat route of a request line (and Azure's: /openai/v1/chat/completions,
+/// /openai/v1/responses, /openai/deployments/D/chat/completions): POST /v1/chat/completions,
+/// /v1/messages, /v1beta/models/M:generateContent or :streamGenerateContent.
 std::optional<ChatRoute> chat_route(const std::string& method, const std::string& path);
 
 /// A request's body as a JSON object; false (and `error`, a 400 in

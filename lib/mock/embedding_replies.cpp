@@ -11,6 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include "chat_requests.hpp"
+
 namespace nous::http::mock {
 
 namespace {
@@ -130,7 +132,10 @@ void mock_embedding(std::string_view text, std::size_t dimensions, float* out) {
 
 std::optional<EmbeddingRoute> embedding_route(const std::string& method, const std::string& path) {
     if (method != "POST") return std::nullopt;
-    if (path == "/v1/embeddings") return EmbeddingRoute{Format::openai, ""};
+    if (path == "/v1/embeddings" || path == "/openai/v1/embeddings")
+        return EmbeddingRoute{Format::openai, ""};
+    if (auto deployment = azure_deployment(path, "/embeddings"))
+        return EmbeddingRoute{Format::openai, *deployment};
     const std::string gemini = "/v1beta/models/";
     const std::string suffix = ":batchEmbedContents";
     if (path.rfind(gemini, 0) == 0 && path.size() > gemini.size() + suffix.size() &&

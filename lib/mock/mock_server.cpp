@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "bench_bodies.hpp"
+#include "credentials.hpp"
 #include "server_impl.hpp"
 
 namespace nous::http {
@@ -166,6 +167,9 @@ void MockServer::Impl::serve(int fd) {
         bool ok = true;
         const std::string route = request.target.substr(0, request.target.find('?'));
         if (h && h(request, response)) {
+            ok = write_response(fd, response);
+        } else if (!options.require_key.empty() && mock::is_model_route(request.method, route) &&
+                   !mock::credential_accepted(request, route, options.require_key, response)) {
             ok = write_response(fd, response);
         } else if (auto chat = mock::chat_route(request.method, route)) {
             if (recorder->enabled()) recorder->chat(chat->format, request);

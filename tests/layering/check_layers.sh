@@ -69,18 +69,19 @@ while IFS= read -r hit; do
   fail "$hit: RapidJSON only in the opt-in nous/http/json.hpp"
 done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]+<rapidjson/" lib/include | grep -v '^lib/include/nous/http/json.hpp:')
 
-# lib/llm by concern, arrows down only: json <- formats, embeddings (a wire
-# format carries its embeddings table, so the two name each other) <-
+# lib/llm by concern, arrows down only: json <- formats, embeddings, platforms
+# (a wire format carries its embeddings table, and a platform is a format at a
+# cloud, so the three name each other) <-
 # telemetry <- chat <- router. Includes name their folder.
 llm_rank() {
   case "$1" in
-    json) echo 0 ;; cost) echo 0 ;; formats|embeddings) echo 1 ;; telemetry) echo 2 ;; chat) echo 3 ;; router) echo 4 ;; *) echo -1 ;;
+    json) echo 0 ;; cost) echo 0 ;; formats|embeddings|platforms) echo 1 ;; telemetry) echo 2 ;; chat) echo 3 ;; router) echo 4 ;; *) echo -1 ;;
   esac
 }
 while IFS= read -r file; do
   folder=${file#lib/llm/}; folder=${folder%%/*}
   own=$(llm_rank "$folder")
-  [ "$own" -lt 0 ] && { fail "$file is not in a lib/llm concern folder (json, formats, embeddings, telemetry, chat, router)"; continue; }
+  [ "$own" -lt 0 ] && { fail "$file is not in a lib/llm concern folder (json, cost, formats, embeddings, platforms, telemetry, chat, router)"; continue; }
   while IFS= read -r line; do
     target=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1/' <<<"$line")
     case "$target" in nous/*) continue ;; esac

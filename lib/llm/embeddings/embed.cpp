@@ -248,6 +248,8 @@ Result<Embeddings> embed(const EmbedRequest& request, const nous::http::Options&
     const detail::EmbeddingFormat* format = wire.embeddings();
     if (!format) return invalid(std::string(wire.name()) + " has no embeddings API");
     if (auto bad = check(request)) return *bad;
+    if (request.base_url.empty() && wire.default_base_url().empty())
+        return invalid(std::string(wire.name()) + " needs a base URL");
     const std::string url = format->url(request, detail::base_url_of(wire, request.base_url));
     if (auto bad = nous::http::validate_url(url)) return *bad;
     Headers headers{{"Content-Type", "application/json"}};

@@ -13,13 +13,16 @@ const WireFormat& openai_chat_format() noexcept;
 const WireFormat& openai_responses_format() noexcept;
 const WireFormat& anthropic_format() noexcept;
 const WireFormat& gemini_format() noexcept;
+const WireFormat& azure_chat_format() noexcept;
+const WireFormat& azure_responses_format() noexcept;
 
 namespace {
 
 /// Every format, in the order of Provider's enumerators.
-const std::array<const WireFormat*, 4>& formats() noexcept {
-    static const std::array<const WireFormat*, 4> all = {
-        &openai_chat_format(), &anthropic_format(), &gemini_format(), &openai_responses_format()};
+const std::array<const WireFormat*, 6>& formats() noexcept {
+    static const std::array<const WireFormat*, 6> all = {
+        &openai_chat_format(),      &anthropic_format(),  &gemini_format(),
+        &openai_responses_format(), &azure_chat_format(), &azure_responses_format()};
     return all;
 }
 

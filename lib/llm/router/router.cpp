@@ -162,6 +162,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
         routed.base_url = d.base_url;
         routed.api_key = d.api_key;
         routed.model = d.model;
+        routed.api_version = d.api_version;
         if (observation) {
             observation->set_target(routed, d.name);
             observation->new_attempt();

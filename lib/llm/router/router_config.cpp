@@ -47,8 +47,9 @@ Result<Deployment> deployment_of(const rapidjson::Value& item, std::size_t posit
     if (!p) return invalid(named + ": unknown provider '" + provider + "'");
     d.provider = *p;
     if (!read_string(item, "base_url", d.base_url) || !read_string(item, "model", d.model) ||
-        !read_string(item, "api_key_env", key_env))
-        return invalid(named + ": base_url, model and api_key_env must be strings");
+        !read_string(item, "api_key_env", key_env) ||
+        !read_string(item, "api_version", d.api_version))
+        return invalid(named + ": base_url, model, api_key_env and api_version must be strings");
     if (d.model.empty()) return invalid(named + " needs a \"model\"");
     if (auto w = item.FindMember("weight"); w != item.MemberEnd()) {
         if (!w->value.IsNumber() || w->value.GetDouble() < 0)
@@ -58,11 +59,16 @@ Result<Deployment> deployment_of(const rapidjson::Value& item, std::size_t posit
     if (!read_count(item, "rpm", d.rpm) || !read_count(item, "tpm", d.tpm) ||
         !read_count(item, "max_concurrency", d.max_concurrency))
         return invalid(named + ": rpm, tpm and max_concurrency must be integers of 1 or more");
-    if (key_env.empty()) key_env = default_api_key_env(d.provider);
+    const bool named_env = !key_env.empty();
+    if (!named_env) key_env = default_api_key_env(d.provider);
     const char* key = std::getenv(key_env.c_str());
+    const bool azure = d.provider == Provider::azure || d.provider == Provider::azure_responses;
+    const char* token = azure && !named_env ? std::getenv("AZURE_OPENAI_AD_TOKEN") : nullptr;
+    if ((!key || !*key) && token && *token) return d;  // the Entra ID token, read at each call
     if (!key || !*key)
         return Error(nous::http::ErrorCode::invalid_argument,
-                     named + ": " + key_env + " is not set (its API key)");
+                     named + ": " + key_env + " is not set (its API key" +
+                         (azure && !named_env ? ", or AZURE_OPENAI_AD_TOKEN" : "") + ")");
     d.api_key = key;
     return d;
 }

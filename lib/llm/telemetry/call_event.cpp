@@ -11,6 +11,9 @@ std::string_view otel_provider_name(Provider provider) noexcept {
             return "anthropic";
         case Provider::gemini:
             return "gcp.gemini";
+        case Provider::azure:
+        case Provider::azure_responses:
+            return "azure.ai.openai";
         case Provider::openai:
         case Provider::openai_responses:
             break;

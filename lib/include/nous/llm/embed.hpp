@@ -26,6 +26,8 @@ struct EmbedRequest {
     std::string base_url;  ///< empty: default_base_url(provider)
     std::string api_key;   ///< empty: no credential header
     std::string model;     ///< required
+    /// Azure: `api-version=V` on the query; empty: none.
+    std::string api_version;
     /// One row each, in this order; none may be empty (the providers refuse it).
     std::vector<std::string> inputs;
     /// OpenAI `dimensions`, Gemini `outputDimensionality`; unset: the model's own.

@@ -17,10 +17,13 @@ template <typename T>
 using Result = nous::http::Result<T>;
 
 /// openai: chat completions; openai_responses: the Responses API
-/// (POST {base}/responses).
-enum class Provider { openai, anthropic, gemini, openai_responses };
+/// (POST {base}/responses). azure, azure_responses: the same two formats at
+/// an Azure OpenAI resource (docs/platforms.md): a base URL is required, the
+/// key goes in `api-key` (else AZURE_OPENAI_AD_TOKEN as a bearer), and
+/// ChatRequest::api_version goes on the query.
+enum class Provider { openai, anthropic, gemini, openai_responses, azure, azure_responses };
 
-/// "openai", "anthropic", "gemini", "openai-responses".
+/// "openai", "anthropic", "gemini", "openai-responses", "azure", "azure-responses".
 std::string_view to_string(Provider provider) noexcept;
 /// The provider of a name above; nullopt for anything else.
 std::optional<Provider> provider_from_name(std::string_view name) noexcept;
@@ -28,7 +31,8 @@ std::optional<Provider> provider_from_name(std::string_view name) noexcept;
 /// https://generativelanguage.googleapis.com/v1beta.
 std::string default_base_url(Provider provider);
 /// The environment variable that conventionally holds the provider's key:
-/// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY (the official SDKs read these).
+/// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, AZURE_OPENAI_API_KEY
+/// (the official SDKs read these). Azure has no default base URL ("").
 std::string default_api_key_env(Provider provider);
 
 }  // namespace nous::llm

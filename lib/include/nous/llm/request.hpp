@@ -100,6 +100,9 @@ struct ChatRequest {
     /// a request that sets them is refused. The other formats have no version
     /// header and leave it unread (a router may send one request to several).
     std::string anthropic_version;
+    /// Azure: `api-version=V` on the query of every URL (required with the
+    /// deployments form of the base URL); empty: none. Others leave it unread.
+    std::string api_version;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
     /// Prices the call (ChatResult::cost, docs/cost.md); nullptr: no cost.

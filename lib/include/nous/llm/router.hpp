@@ -35,6 +35,8 @@ struct Deployment {
     std::string base_url{};  ///< empty: default_base_url(provider)
     std::string api_key{};   ///< empty: no credential header
     std::string model{};     ///< required: replaces the request's
+    /// Azure: the API version on the query; replaces the request's (empty: none).
+    std::string api_version{};
     /// `weighted`: its share of first choices. 0: never chosen first, only
     /// failed over to (a fallback).
     double weight = 1;

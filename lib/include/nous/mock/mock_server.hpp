@@ -81,6 +81,10 @@ struct MockServerOptions {
     /// request's input tokens (the mock's count) and the output it answers
     /// with. 0: no limit (the rate-limit headers still give real resets).
     std::int64_t rpm = 0, tpm = 0;
+    /// Non-empty: a model request (chat, embeddings, counting) whose
+    /// credential header is not this key (`Bearer KEY` for a bearer) gets
+    /// the provider's, or the platform's, 401.
+    std::string require_key;
     /// A folder the body of every chat and embeddings request is written to,
     /// one file each, `NNNNNN.KIND.json` in the order served (KIND:
     /// openai-chat, openai-responses, anthropic@VERSION, gemini,
