@@ -350,6 +350,8 @@ std::unique_ptr<Decoder> decoder_for(const Options& options, std::size_t cap) {
             return make_json_array_decoder(cap);
         case StreamFormat::raw:
             return make_raw_decoder(cap);
+        case StreamFormat::aws_event_stream:
+            return make_aws_event_stream_decoder(cap);
     }
     return make_sse_decoder(cap);
 }

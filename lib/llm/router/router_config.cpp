@@ -87,7 +87,6 @@ Result<RouterConfig> router_config_from_json(std::string_view json) {
     config.strategy = *s;
     if (!read_string(root, "shared_state", config.shared_state))
         return invalid("\"shared_state\" must be a string");
-    std::optional<std::int64_t> queue_ms;
     if (auto q = root.FindMember("queue_timeout_ms"); q != root.MemberEnd()) {
         if (!q->value.IsInt64() || q->value.GetInt64() < 0)
             return invalid("\"queue_timeout_ms\" must be an integer of 0 or more");

@@ -36,6 +36,16 @@ std::unique_ptr<Decoder> make_json_array_decoder(
 /// Raw bytes as events, stopping after an SSE `data: [DONE]` event.
 std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes = defaults::max_event_bytes);
 
+/// The AWS event stream (application/vnd.amazon.eventstream: Bedrock's
+/// converse-stream and the other AWS streaming APIs): one event per message,
+/// its type the `:event-type` header ("exception:" + `:exception-type` for an
+/// exception, "error:" + `:error-code` for an error), its data the payload.
+/// A CRC that does not match, an unknown header type, a header given twice, a
+/// message that does not fit, passes 16 MiB or ends early: malformed_stream;
+/// one over max_event_bytes: buffer_overflow.
+std::unique_ptr<Decoder> make_aws_event_stream_decoder(
+    std::size_t max_event_bytes = defaults::max_event_bytes);
+
 /// The decoder `options` select (custom, else by stream_format).
 std::unique_ptr<Decoder> decoder_for(const Options& options);
 

@@ -53,6 +53,7 @@ enum class StreamFormat {
     ndjson,      ///< one JSON value per line (Ollama)
     json_array,  ///< a JSON array streamed element by element (Gemini streamGenerateContent)
     raw,  ///< the body bytes as received (after transfer decoding), up to and including [DONE]
+    aws_event_stream,  ///< application/vnd.amazon.eventstream (Bedrock's converse-stream)
 };
 
 class Decoder;
