@@ -58,40 +58,29 @@ std::vector<std::vector<std::size_t>> splits_of(std::size_t size, std::mt19937& 
     return all;
 }
 
-void put_u32(std::string& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xFF);
-}
-
-std::uint32_t crc32_of(std::string_view data) {
-    std::uint32_t crc = 0xFFFFFFFFu;
-    for (unsigned char c : data) {
-        crc ^= c;
-        for (int k = 0; k < 8; ++k) crc = (crc & 1) ? 0xEDB88320u ^ (crc >> 1) : crc >> 1;
-    }
-    return ~crc;
-}
-
-/// A message with correct CRCs: `headers` raw, then `payload`.
+/// A message with correct CRCs: `headers` raw (any types), then `payload`
+/// (the encoder's headers are strings only).
 std::string message(std::string_view headers, std::string_view payload) {
     std::string m;
-    put_u32(m, static_cast<std::uint32_t>(16 + headers.size() + payload.size()));
-    put_u32(m, static_cast<std::uint32_t>(headers.size()));
-    put_u32(m, crc32_of(m));
+    auto put = [&m](std::uint32_t v) {
+        for (int shift = 24; shift >= 0; shift -= 8) m += static_cast<char>((v >> shift) & 0xFF);
+    };
+    // A reference CRC-32, bit by bit: independent of the decoder's table.
+    auto crc = [](std::string_view data) {
+        std::uint32_t c = 0xFFFFFFFFu;
+        for (unsigned char byte : data) {
+            c ^= byte;
+            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        }
+        return ~c;
+    };
+    put(static_cast<std::uint32_t>(16 + headers.size() + payload.size()));
+    put(static_cast<std::uint32_t>(headers.size()));
+    put(crc(m));
     m.append(headers);
     m.append(payload);
-    put_u32(m, crc32_of(m));
+    put(crc(m));
     return m;
-}
-
-std::string string_header(std::string_view name, std::string_view value) {
-    std::string h;
-    h += static_cast<char>(name.size());
-    h += name;
-    h += '\x07';
-    h += static_cast<char>(value.size() >> 8);
-    h += static_cast<char>(value.size() & 0xFF);
-    h += value;
-    return h;
 }
 
 }  // namespace
@@ -156,9 +145,21 @@ TEST_CASE("past 16 MiB, cut short, an unknown header type, past max_event_bytes:
     REQUIRE(early.error);
     CHECK(early.error->code == ErrorCode::malformed_stream);
 
-    const std::string event = message(
-        string_header(":message-type", "event") + string_header(":event-type", "contentBlockDelta"),
+    const std::string event = encode_aws_event_stream_message(
+        {{":message-type", "event"}, {":event-type", "contentBlockDelta"}},
         R"({"delta":{"text":"hi"}})");
+    // The encoder and an independent writer agree byte for byte.
+    std::string headers;
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{":message-type", "event"},
+                                      {":event-type", "contentBlockDelta"}}) {
+        headers += static_cast<char>(name.size());
+        headers += name;
+        headers += '\x07';
+        headers += '\0';
+        headers += static_cast<char>(value.size());
+        headers += value;
+    }
+    CHECK(event == message(headers, R"({"delta":{"text":"hi"}})"));
     for (std::size_t n = 1; n < event.size(); ++n) {
         const Decoded cut = decode(std::string_view(event).substr(0, n), {});
         INFO("cut at " << n);
@@ -179,10 +180,9 @@ TEST_CASE("past 16 MiB, cut short, an unknown header type, past max_event_bytes:
     REQUIRE(over_cap.error);
     CHECK(over_cap.error->code == ErrorCode::buffer_overflow);
 
-    const std::string exception =
-        message(string_header(":message-type", "exception") +
-                    string_header(":exception-type", "throttlingException"),
-                R"({"message":"slow down"})");
+    const std::string exception = encode_aws_event_stream_message(
+        {{":message-type", "exception"}, {":exception-type", "throttlingException"}},
+        R"({"message":"slow down"})");
     const Decoded thrown = decode(exception, {});
     REQUIRE_FALSE(thrown.error);
     REQUIRE(thrown.events.size() == 1);

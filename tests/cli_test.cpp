@@ -1026,3 +1026,43 @@ TEST_CASE("nouscli chat and embed on azure: api-key or an Entra ID token, and wh
     CHECK_THAT(wrong.err, !Catch::Contains("wrong-key"));
     ::unsetenv("AZURE_OPENAI_API_KEY");
 }
+
+TEST_CASE("nouscli chat on bedrock: SigV4 from the environment, and exits 0, 2, 5 and 6") {
+    MockServer server;
+    server.start();
+    const std::string model = "anthropic.claude-3-5-sonnet-20240620-v1:0";
+    for (const char* name :
+         {"AWS_BEARER_TOKEN_BEDROCK", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_PROFILE"})
+        ::unsetenv(name);
+    ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+    ::setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
+    ::unsetenv("AWS_REGION");
+    const std::vector<std::string> base = {
+        "chat", "hi", "--provider", "bedrock", "--base-url", server.base_url(), "--model", model};
+    auto no_region = nouscli(base);
+    CHECK(no_region.code == 2);
+    CHECK_THAT(no_region.err, Catch::Contains("AWS_REGION"));
+    auto with_region = base;
+    with_region.insert(with_region.end(), {"--region", "us-east-1", "-v"});
+    auto ok = nouscli(with_region);
+    CHECK(ok.code == 0);
+    CHECK_THAT(ok.out, Catch::Contains("Hello from the nous-http mock server"));
+    CHECK_THAT(ok.err, !Catch::Contains("wJalrXUtnFEMI"));
+    auto midstream = with_region;
+    midstream.insert(midstream.end(), {"-H", "x-mock-fault: midstream_error", "--retry", "0"});
+    auto broken = nouscli(midstream);
+    CHECK(broken.code == 6);
+    CHECK_THAT(broken.err, Catch::Contains("modelStreamErrorException"));
+    auto failing = with_region;
+    failing.insert(failing.end(), {"-H", "x-mock-fault: server_error", "--retry", "0"});
+    auto failed = nouscli(failing);
+    CHECK(failed.code == 5);
+    CHECK_THAT(failed.err, Catch::Contains("InternalServerException"));
+    ::unsetenv("AWS_ACCESS_KEY_ID");
+    ::unsetenv("AWS_SECRET_ACCESS_KEY");
+    auto no_keys = nouscli(with_region);
+    CHECK(no_keys.code == 2);
+    CHECK_THAT(no_keys.err, Catch::Contains("AWS_ACCESS_KEY_ID"));
+    ::unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+}

@@ -98,6 +98,9 @@ TEST_CASE("tool_choice, parallel_tool_calls, stop, top_p, seed: each provider's 
                 CHECK(at(*doc, "/generationConfig/topP") == "0.5");
                 CHECK(at(*doc, "/generationConfig/seed") == "7");
                 break;
+            case Provider::bedrock:  // its own test: bedrock_test.cpp
+                FAIL("bedrock is not among kAll");
+                break;
         }
     }
 }
@@ -207,6 +210,9 @@ TEST_CASE("a response schema goes in each provider's own field") {
             case Provider::gemini:
                 CHECK(at(*doc, "/generationConfig/responseMimeType") == R"("application/json")");
                 CHECK(at(*doc, "/generationConfig/responseJsonSchema") == schema);
+                break;
+            case Provider::bedrock:  // its own test: bedrock_test.cpp
+                FAIL("bedrock is not among kAll");
                 break;
         }
     }

@@ -25,6 +25,8 @@ void ChatRequestOptions::add_to(po::options_description& desc) {
         "a JSON object merged into the request body last; @FILE reads a file")(
         "anthropic-version", po::value(&anthropic_version_),
         "the anthropic-version header (default 2023-06-01)")(
+        "region", po::value(&region_),
+        "bedrock: the AWS region (default AWS_REGION, AWS_DEFAULT_REGION)")(
         "api-version", po::value(&api_version_),
         "azure: api-version=V on the query (the deployments form of the base URL)")(
         "tool-strict",
@@ -131,6 +133,13 @@ bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatReque
             return false;
         }
         request.anthropic_version = anthropic_version_;
+    }
+    if (vm.count("region")) {
+        if (region_.empty()) {
+            error = "--region needs a region";
+            return false;
+        }
+        request.region = region_;
     }
     if (vm.count("api-version")) {
         if (api_version_.empty()) {

@@ -232,6 +232,11 @@ bool credential_from_env(nous::llm::Provider provider, std::string& api_key_env,
         key = value;
         return true;
     }
+    if (provider == nous::llm::Provider::bedrock && !named) {
+        key.clear();  // SigV4: the library finds the AWS credentials, and names them if it finds
+                      // none
+        return true;
+    }
     const bool azure =
         provider == nous::llm::Provider::azure || provider == nous::llm::Provider::azure_responses;
     if (azure && !named) {

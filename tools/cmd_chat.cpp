@@ -37,7 +37,7 @@ int chat_or_count(int argc, char** argv, bool count) {
     ChatRequestOptions request_options;
     desc.add_options()("help,h", "show this help")(
         "provider", po::value(&provider_name),
-        "openai|openai-responses|anthropic|gemini|azure|azure-responses (default openai)")(
+        "openai|openai-responses|anthropic|gemini|azure|azure-responses|bedrock (default openai)")(
         "base-url", po::value(&base_url), "API base URL (default: the provider's)")(
         "model", po::value(&model), "model name (required)")("system", po::value(&system),
                                                              "system prompt")(
@@ -69,8 +69,8 @@ int chat_or_count(int argc, char** argv, bool count) {
     auto provider = nous::llm::provider_from_name(provider_name);
     if (!provider)
         return usage_error(command,
-                           "--provider must be openai, openai-responses, anthropic, gemini, azure "
-                           "or azure-responses");
+                           "--provider must be openai, openai-responses, anthropic, gemini, azure, "
+                           "azure-responses or bedrock");
     if (!vm.count("prompt") && messages_file.empty())
         return usage_error(command, "chat needs a PROMPT (\"-\" reads stdin) or --messages");
     if (!reasoning.empty() && !nous::llm::reasoning_effort_from_name(reasoning))

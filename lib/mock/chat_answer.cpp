@@ -15,16 +15,21 @@ bool MockServer::Impl::stream_events(int fd, mock::EventStream events,
                                      const std::string& head_lines, mock::Fault fault,
                                      std::chrono::milliseconds fault_delay) {
     using mock::Fault;
-    std::string head =
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n" +
-        head_lines + "Transfer-Encoding: chunked\r\n\r\n";
+    const char* type = events.format() == mock::Format::bedrock
+                           ? "application/vnd.amazon.eventstream"
+                           : "text/event-stream";
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Type: " + std::string(type) +
+                       "\r\nCache-Control: no-cache\r\n" + head_lines +
+                       "Transfer-Encoding: chunked\r\n\r\n";
     if (!mock::send_all(fd, head)) return false;
     if (fault == Fault::keepalive_only || fault == Fault::slow_first_token) {
         // Keep-alives only: forever, or until the slow first token is due.
         const auto until = std::chrono::steady_clock::now() + fault_delay;
         const std::string keepalive(mock::keepalive_event(events.format()));
         while (fault == Fault::keepalive_only || std::chrono::steady_clock::now() < until) {
-            if (!mock::write_chunk(fd, keepalive) || !sleep_for(mock::kKeepaliveGap)) return false;
+            if ((!keepalive.empty() && !mock::write_chunk(fd, keepalive)) ||
+                !sleep_for(mock::kKeepaliveGap))
+                return false;
         }
     }
     if (options.first_token_latency.count() > 0 && !sleep_for(options.first_token_latency))

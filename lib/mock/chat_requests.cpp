@@ -6,12 +6,28 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "replies/reply_format.hpp"
 #include "structured_replies.hpp"
 #include "token_counts.hpp"
 
 namespace nous::http::mock {
+
+std::string percent_decoded(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size() &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+            out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+            i += 2;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
 
 std::optional<std::string> azure_deployment(const std::string& route, std::string_view operation) {
     const std::string prefix = "/openai/deployments/";
@@ -34,6 +50,17 @@ std::optional<ChatRoute> chat_route(const std::string& method, const std::string
     if (route == "/v1/chat/completions") return ChatRoute{Format::openai, "", false};
     if (route == "/v1/messages") return ChatRoute{Format::anthropic, "", false};
     if (route == "/v1/responses") return ChatRoute{Format::responses, "", false};
+    // Bedrock: /model/{modelId}/converse and /converse-stream (the id percent-encoded).
+    const std::string bedrock = "/model/";
+    if (route.rfind(bedrock, 0) == 0) {
+        const auto slash = route.find('/', bedrock.size());
+        if (slash == std::string::npos) return std::nullopt;
+        const std::string operation = route.substr(slash);
+        if (operation != "/converse" && operation != "/converse-stream") return std::nullopt;
+        return ChatRoute{Format::bedrock,
+                         percent_decoded(route.substr(bedrock.size(), slash - bedrock.size())),
+                         operation == "/converse-stream"};
+    }
     const std::string gemini = "/v1beta/models/";
     if (route.rfind(gemini, 0) == 0) {
         const bool streamed = route.find(":streamGenerateContent") != std::string::npos;

@@ -21,6 +21,8 @@ struct ChatRoute {
     bool stream_by_url = false;  ///< Gemini streams by URL (:streamGenerateContent), not by body
 };
 
+/// `text` with its %XX escapes undone.
+std::string percent_decoded(std::string_view text);
 /// D of an Azure route /openai/deployments/D`operation`, or nothing.
 std::optional<std::string> azure_deployment(const std::string& route, std::string_view operation);
 

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "nous/http/decoder.hpp"
+
 namespace nous::http::mock {
 
 namespace {
@@ -136,6 +138,7 @@ HeaderList operations_headers(Format format, const std::string& request_id,
             {"anthropic-ratelimit-tokens-reset", reset}};
     }
     const std::string reset = go_duration(limits.reset - std::chrono::system_clock::now());
+    if (format == Format::bedrock) return {{"x-amzn-RequestId", request_id}};
     return {{"x-request-id", request_id},
             {"x-ratelimit-limit-requests", std::to_string(limits.requests_limit)},
             {"x-ratelimit-remaining-requests", std::to_string(limits.requests_remaining)},
@@ -145,21 +148,37 @@ HeaderList operations_headers(Format format, const std::string& request_id,
             {"x-ratelimit-reset-tokens", reset}};
 }
 
+/// Bedrock's error: {"message"} with the exception's name in x-amzn-ErrorType.
+MockResponse bedrock_error(int status, const char* type, const char* message) {
+    MockResponse r = json_reply(status, std::string(R"({"message":)") + json_string(message) + "}");
+    r.headers.emplace_back(
+        "x-amzn-ErrorType",
+        std::string(type) + ":http://internal.amazon.com/coral/com.amazon.bedrock/");
+    return r;
+}
+
 MockResponse limit_reply(Format format, const std::string& request_id, const LimitState& limits) {
     const auto left = limits.reset - std::chrono::system_clock::now();
     const long long seconds = std::max<long long>(
         1, (std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 999) / 1000);
     const bool anthropic = format == Format::anthropic, gemini = format == Format::gemini;
-    MockResponse r = json_reply(
-        429,
-        anthropic ? anthropic_error("rate_limit_error",
-                                    "Number of requests has exceeded your per-minute rate limit")
-        : gemini  ? gemini_error(
-                        429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED",
-                        R"([{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":")" +
-                            std::to_string(seconds) + R"(s"}])")
-                 : openai_error("Rate limit reached for requests per minute", "requests",
-                                "rate_limit_exceeded"));
+    MockResponse r =
+        format == Format::bedrock
+            ? bedrock_error(429, "ThrottlingException",
+                            "Too many requests, please wait before trying again.")
+            : json_reply(
+                  429,
+                  anthropic ? anthropic_error(
+                                  "rate_limit_error",
+                                  "Number of requests has exceeded your per-minute rate limit")
+                  : gemini
+                      ? gemini_error(
+                            429, "Resource has been exhausted (e.g. check quota).",
+                            "RESOURCE_EXHAUSTED",
+                            R"([{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":")" +
+                                std::to_string(seconds) + R"(s"}])")
+                      : openai_error("Rate limit reached for requests per minute", "requests",
+                                     "rate_limit_exceeded"));
     r.headers.emplace_back("retry-after", std::to_string(seconds));
     const HeaderList operations = operations_headers(format, request_id, limits);
     r.headers.insert(r.headers.end(), operations.begin(), operations.end());
@@ -168,6 +187,28 @@ MockResponse limit_reply(Format format, const std::string& request_id, const Lim
 
 std::optional<MockResponse> error_reply(Format format, Fault fault) {
     const bool anthropic = format == Format::anthropic, gemini = format == Format::gemini;
+    if (format == Format::bedrock) {
+        switch (fault) {
+            case Fault::rate_limit: {
+                MockResponse r =
+                    bedrock_error(429, "ThrottlingException",
+                                  "Too many requests, please wait before trying again.");
+                r.headers.emplace_back("retry-after-ms", "20");
+                return r;
+            }
+            case Fault::quota:
+                return bedrock_error(429, "ServiceQuotaExceededException",
+                                     "You have exceeded the service quota for this model.");
+            case Fault::overloaded:
+                return bedrock_error(503, "ServiceUnavailableException",
+                                     "The service is unavailable. Try your request again.");
+            case Fault::server_error:
+                return bedrock_error(500, "InternalServerException",
+                                     "The server encountered an internal error.");
+            default:
+                return std::nullopt;
+        }
+    }
     switch (fault) {
         case Fault::rate_limit: {
             // A short hint, so that a client's retry comes quickly in tests.
@@ -235,6 +276,12 @@ std::string midstream_error_event(Format format) {
             return "event: error\ndata: "
                    R"({"type":"error","code":"server_error","message":"The server had an error while processing your request.","param":null,"sequence_number":99})"
                    "\n\n";
+        case Format::bedrock:
+            return encode_aws_event_stream_message(
+                {{":exception-type", "modelStreamErrorException"},
+                 {":content-type", "application/json"},
+                 {":message-type", "exception"}},
+                R"({"message":"The model stream ended with an error mid-stream."})");
         case Format::openai:
             break;
     }
@@ -245,6 +292,7 @@ std::string midstream_error_event(Format format) {
 }
 
 std::string_view keepalive_event(Format format) {
+    if (format == Format::bedrock) return {};  // the AWS event stream has none
     return format == Format::anthropic ? "event: ping\ndata: {\"type\":\"ping\"}\n\n"
                                        : ": keep-alive\n\n";
 }

@@ -15,11 +15,12 @@ const ReplyFormat& openai_reply() noexcept;
 const ReplyFormat& anthropic_reply() noexcept;
 const ReplyFormat& gemini_reply() noexcept;
 const ReplyFormat& responses_reply() noexcept;
+const ReplyFormat& bedrock_reply() noexcept;
 
 const ReplyFormat& reply_format(Format format) noexcept {
     // In the order of Format's enumerators.
-    static const std::array<const ReplyFormat*, 4> all = {&openai_reply(), &anthropic_reply(),
-                                                          &gemini_reply(), &responses_reply()};
+    static const std::array<const ReplyFormat*, 5> all = {
+        &openai_reply(), &anthropic_reply(), &gemini_reply(), &responses_reply(), &bedrock_reply()};
     return *all[static_cast<std::size_t>(format)];
 }
 

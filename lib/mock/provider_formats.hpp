@@ -14,7 +14,7 @@
 
 namespace nous::http::mock {
 
-enum class Format { openai, anthropic, gemini, responses };
+enum class Format { openai, anthropic, gemini, responses, bedrock };
 
 struct Reply {
     std::string model;

@@ -27,6 +27,8 @@ void RequestRecorder::chat(Format format, const MockRequest& request) {
             return write("gemini", request.body);
         case Format::anthropic:
             return write(with_version("anthropic", request), request.body);
+        case Format::bedrock:
+            return write("bedrock-converse", request.body);
     }
 }
 

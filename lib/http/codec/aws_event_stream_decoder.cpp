@@ -207,6 +207,31 @@ class AwsEventStreamDecoder final : public detail::CountingDecoder {
 
 }  // namespace
 
+std::string encode_aws_event_stream_message(
+    const std::vector<std::pair<std::string, std::string>>& string_headers,
+    std::string_view payload) {
+    std::string headers;
+    for (const auto& [name, value] : string_headers) {
+        headers += static_cast<char>(name.size());
+        headers += name;
+        headers += '\x07';
+        headers += static_cast<char>((value.size() >> 8) & 0xFF);
+        headers += static_cast<char>(value.size() & 0xFF);
+        headers += value;
+    }
+    std::string m;
+    auto put = [&m](std::uint32_t v) {
+        for (int shift = 24; shift >= 0; shift -= 8) m += static_cast<char>((v >> shift) & 0xFF);
+    };
+    put(static_cast<std::uint32_t>(kMinimum + headers.size() + payload.size()));
+    put(static_cast<std::uint32_t>(headers.size()));
+    put(crc32(reinterpret_cast<const unsigned char*>(m.data()), 8));
+    m += headers;
+    m += payload;
+    put(crc32(reinterpret_cast<const unsigned char*>(m.data()), m.size()));
+    return m;
+}
+
 std::unique_ptr<Decoder> make_aws_event_stream_decoder(std::size_t max_event_bytes) {
     return std::make_unique<AwsEventStreamDecoder>(max_event_bytes);
 }

@@ -19,8 +19,8 @@ std::optional<std::string_view> Response::header(std::string_view name) const {
 
 std::string request_id_of(const Headers& headers) {
     // In the order providers use them: most send x-request-id; Anthropic
-    // request-id; OpenRouter x-generation-id.
-    for (const char* name : {"x-request-id", "request-id", "x-generation-id"})
+    // request-id; OpenRouter x-generation-id; AWS x-amzn-RequestId.
+    for (const char* name : {"x-request-id", "request-id", "x-generation-id", "x-amzn-requestid"})
         for (const auto& [k, v] : headers)
             if (header_name_equals(k, name)) return v;
     return {};

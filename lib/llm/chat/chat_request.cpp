@@ -155,6 +155,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     call.body.assign(buffer.GetString(), buffer.GetSize());
     if (auto bad = finish_body(format, request, call.body)) return *bad;
     detail::add_caller_headers(call.headers, request.headers);
+    if (auto bad = format.sign(call, request)) return *bad;
     return call;
 }
 

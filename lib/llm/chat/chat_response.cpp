@@ -25,8 +25,12 @@ Error provider_error(Provider provider, Error error) {
     if (error.code != nous::http::ErrorCode::http_status || error.body.empty()) return error;
     auto doc = nous::http::parse_json(error.body);
     if (!doc) return error;  // not JSON: the generic message stays
-    const std::string words = detail::wire_format(provider).error_message(*doc.value());
+    std::string words = detail::wire_format(provider).error_message(*doc.value());
     if (words.empty()) return error;
+    // AWS names the error's kind in x-amzn-ErrorType ("ThrottlingException:uri"): its name leads.
+    for (const auto& [name, value] : error.headers)
+        if (nous::http::header_name_equals(name, "x-amzn-errortype"))
+            words = value.substr(0, value.find(':')) + ": " + words;
     error.message = "HTTP " + std::to_string(error.status) + ": " + words;
     return error;
 }

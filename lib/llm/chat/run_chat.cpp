@@ -170,6 +170,7 @@ Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
     }
     const detail::WireFormat& format = detail::wire_format(request.provider);
     nous::http::Options stream_options = options;
+    if (!stream_options.decoder) stream_options.stream_format = format.stream_format();
     if (!stream_options.is_content_event && format.has_keepalive_events()) {
         // Anthropic's `ping` events (and a Responses `keepalive`) keep the
         // connection alive and say nothing: like SSE comments, they never

@@ -15,14 +15,18 @@ const WireFormat& anthropic_format() noexcept;
 const WireFormat& gemini_format() noexcept;
 const WireFormat& azure_chat_format() noexcept;
 const WireFormat& azure_responses_format() noexcept;
+const WireFormat& bedrock_format() noexcept;
 
 namespace {
 
 /// Every format, in the order of Provider's enumerators.
-const std::array<const WireFormat*, 6>& formats() noexcept {
-    static const std::array<const WireFormat*, 6> all = {
+const std::array<const WireFormat*, 7>& formats() noexcept {
+    static const std::array<const WireFormat*, 7> all = {
         &openai_chat_format(),      &anthropic_format(),  &gemini_format(),
-        &openai_responses_format(), &azure_chat_format(), &azure_responses_format()};
+        &openai_responses_format(), &azure_chat_format(), &azure_responses_format(),
+        &bedrock_format()};
+    static_assert(static_cast<std::size_t>(Provider::bedrock) + 1 == 7,
+                  "every Provider has its format here, in the enumerators' order");
     return all;
 }
 

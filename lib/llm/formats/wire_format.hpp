@@ -110,6 +110,18 @@ class WireFormat {
     /// The provider's words of an error body's JSON ("" when it holds none).
     virtual std::string error_message(const rapidjson::Value& root) const;
 
+    /// The stream's framing: SSE unless the format says otherwise (Bedrock: the AWS event stream).
+    virtual nous::http::StreamFormat stream_format() const noexcept {
+        return nous::http::StreamFormat::sse;
+    }
+    /// The last step of building a call, once its URL, headers and body are
+    /// final: a platform that signs the request (SigV4) adds its signature.
+    virtual std::optional<Error> sign(HttpCall& call, const ChatRequest& request) const {
+        (void)call;
+        (void)request;
+        return std::nullopt;
+    }
+
     /// The provider's embeddings endpoint (embeddings/embedding_format.hpp);
     /// nullptr when it has none (Anthropic).
     virtual const EmbeddingFormat* embeddings() const noexcept { return nullptr; }

@@ -14,6 +14,8 @@ std::string_view otel_provider_name(Provider provider) noexcept {
         case Provider::azure:
         case Provider::azure_responses:
             return "azure.ai.openai";
+        case Provider::bedrock:
+            return "aws.bedrock";
         case Provider::openai:
         case Provider::openai_responses:
             break;

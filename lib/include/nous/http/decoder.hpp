@@ -4,7 +4,9 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "nous/http/error.hpp"
@@ -45,6 +47,12 @@ std::unique_ptr<Decoder> make_raw_decoder(std::size_t max_event_bytes = defaults
 /// one over max_event_bytes: buffer_overflow.
 std::unique_ptr<Decoder> make_aws_event_stream_decoder(
     std::size_t max_event_bytes = defaults::max_event_bytes);
+
+/// One AWS event-stream message with string headers (type 7) and `payload`,
+/// both CRCs computed: what a server (or a test) sends the decoder above.
+std::string encode_aws_event_stream_message(
+    const std::vector<std::pair<std::string, std::string>>& string_headers,
+    std::string_view payload);
 
 /// The decoder `options` select (custom, else by stream_format).
 std::unique_ptr<Decoder> decoder_for(const Options& options);

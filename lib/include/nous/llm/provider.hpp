@@ -21,9 +21,19 @@ using Result = nous::http::Result<T>;
 /// an Azure OpenAI resource (docs/platforms.md): a base URL is required, the
 /// key goes in `api-key` (else AZURE_OPENAI_AD_TOKEN as a bearer), and
 /// ChatRequest::api_version goes on the query.
-enum class Provider { openai, anthropic, gemini, openai_responses, azure, azure_responses };
+/// bedrock: the Bedrock Converse API at a region, signed with SigV4
+/// (docs/platforms.md).
+enum class Provider {
+    openai,
+    anthropic,
+    gemini,
+    openai_responses,
+    azure,
+    azure_responses,
+    bedrock
+};
 
-/// "openai", "anthropic", "gemini", "openai-responses", "azure", "azure-responses".
+/// "openai", "anthropic", "gemini", "openai-responses", "azure", "azure-responses", "bedrock".
 std::string_view to_string(Provider provider) noexcept;
 /// The provider of a name above; nullopt for anything else.
 std::optional<Provider> provider_from_name(std::string_view name) noexcept;

@@ -103,6 +103,8 @@ struct ChatRequest {
     /// Azure: `api-version=V` on the query of every URL (required with the
     /// deployments form of the base URL); empty: none. Others leave it unread.
     std::string api_version;
+    /// Bedrock: the AWS region; empty: AWS_REGION, else AWS_DEFAULT_REGION.
+    std::string region;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
     /// Prices the call (ChatResult::cost, docs/cost.md); nullptr: no cost.

@@ -1,0 +1,306 @@
+// Bedrock: the Converse request (turns, tool results, images as bytes,
+// system, inferenceConfig, toolConfig with every tool_choice, outputConfig
+// with the schema as a string and the effort), what is refused before a
+// byte goes out, the URL with the model id encoded, SigV4 or a bearer, and
+// streamed and whole calls against the mock (text, tools, reasoning,
+// structured output, a mid-stream exception, a stream without messageStop,
+// Bedrock's error shape).
+
+#include <rapidjson/pointer.h>
+#include <rapidjson/writer.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "chat_body.hpp"
+#include "nous/llm/run_chat.hpp"
+#include "nous/llm/telemetry.hpp"
+#include "nous/mock/mock_server.hpp"
+
+using namespace nous::llm;
+using nous::http::ErrorCode;
+using nous::http::MockServer;
+using nous::test::body_of;
+
+namespace {
+
+std::string at(const rapidjson::Value& root, const char* pointer) {
+    const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(root);
+    if (!v) return "<absent>";
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    v->Accept(w);
+    return buffer.GetString();
+}
+
+std::string header(const Headers& headers, std::string_view name) {
+    for (const auto& [n, v] : headers)
+        if (nous::http::header_name_equals(n, name)) return v;
+    return "<none>";
+}
+
+/// The AWS environment of one test: keys and a region, nothing else.
+struct AwsEnv {
+    AwsEnv(bool keys = true, bool region = true) {
+        for (const char* name :
+             {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+              "AWS_DEFAULT_REGION", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE"})
+            ::unsetenv(name);
+        ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+        if (keys) {
+            ::setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+            ::setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
+        }
+        if (region) ::setenv("AWS_REGION", "us-west-2", 1);
+    }
+    ~AwsEnv() {
+        for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+                                 "AWS_SHARED_CREDENTIALS_FILE"})
+            ::unsetenv(name);
+    }
+};
+
+constexpr const char* kModel = "anthropic.claude-3-5-sonnet-20240620-v1:0";
+
+ChatRequest bedrock(std::string base = "") {
+    ChatRequest r;
+    r.provider = Provider::bedrock;
+    r.base_url = std::move(base);
+    r.model = kModel;
+    r.messages.push_back(ChatMessage::user("What is the weather?"));
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "bedrock: the URL with the model id encoded, SigV4 with the region, no model in the body") {
+    AwsEnv env;
+    ChatRequest r = bedrock();
+    auto call = build_chat_call(r);
+    REQUIRE(call);
+    CHECK(call->url ==
+          "https://bedrock-runtime.us-west-2.amazonaws.com/model/"
+          "anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream");
+    const std::string auth = header(call->headers, "authorization");
+    CHECK(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"));
+    CHECK(auth.find("/us-west-2/bedrock/aws4_request") != std::string::npos);
+    CHECK(auth.find("SignedHeaders=content-type;host;x-amz-date") != std::string::npos);
+    CHECK(header(call->headers, "host") == "bedrock-runtime.us-west-2.amazonaws.com");
+    CHECK(header(call->headers, "x-amz-date") != "<none>");
+    for (const auto& [name, value] : call->headers)
+        CHECK(value.find("wJalrXUtnFEMI") == std::string::npos);  // the secret never goes out
+    auto doc = nous::http::parse_json(call->body);
+    REQUIRE(doc);
+    CHECK(at(*doc.value(), "/model") == "<absent>");
+    r.stream = false;
+    r.region = "eu-central-1";
+    CHECK(
+        build_chat_call(r)->url.ends_with("eu-central-1.amazonaws.com/model/"
+                                          "anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse"));
+    // A Bedrock API key goes as a bearer, and nothing is signed.
+    r.api_key = "bedrock-api-key";
+    auto bearer = build_chat_call(r);
+    REQUIRE(bearer);
+    CHECK(header(bearer->headers, "authorization") == "Bearer bedrock-api-key");
+    CHECK(header(bearer->headers, "x-amz-date") == "<none>");
+    CHECK(otel_provider_name(Provider::bedrock) == "aws.bedrock");
+    CHECK(provider_from_name("bedrock") == Provider::bedrock);
+}
+
+TEST_CASE("bedrock: no region, no credentials: refused naming the variables") {
+    {
+        AwsEnv env(true, false);
+        auto no_region = build_chat_call(bedrock());
+        REQUIRE_FALSE(no_region);
+        CHECK(no_region.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(no_region.error().message, Catch::Contains("AWS_REGION"));
+    }
+    {
+        AwsEnv env(false, true);
+        auto no_keys = build_chat_call(bedrock());
+        REQUIRE_FALSE(no_keys);
+        CHECK_THAT(no_keys.error().message, Catch::Contains("AWS_BEARER_TOKEN_BEDROCK"));
+        CHECK_THAT(no_keys.error().message, Catch::Contains("AWS_ACCESS_KEY_ID"));
+    }
+}
+
+TEST_CASE("bedrock: the Converse body, turn by turn, and every tool_choice") {
+    AwsEnv env;
+    ChatRequest r = bedrock();
+    r.system = "Be brief.";
+    r.max_tokens = 300;
+    r.temperature = 0.5;
+    r.top_p = 0.9;
+    r.stop = {"END"};
+    r.tools = {ToolSpec{"get_weather", "Weather of a city",
+                        R"({"type":"object","properties":{"city":{"type":"string"}}})"}};
+    ChatMessage call_turn("assistant", "");
+    call_turn.tool_calls = {ToolCall{"tu_1", "get_weather", R"({"city":"Paris"})", ""}};
+    call_turn.reasoning = Reasoning{"Let me look.", "sig-1", ""};
+    r.messages.push_back(call_turn);
+    r.messages.push_back(ChatMessage::tool_result("tu_1", "sunny"));
+    r.messages.push_back(
+        ChatMessage::user("And this?", {ContentPart::image("data:image/png;base64,iVBORw0KGgo=")}));
+    auto doc = body_of(r);
+    CHECK(at(*doc, "/system") == R"([{"text":"Be brief."}])");
+    CHECK(at(*doc, "/inferenceConfig") ==
+          R"({"maxTokens":300,"temperature":0.5,"topP":0.9,"stopSequences":["END"]})");
+    CHECK(at(*doc, "/messages/0") ==
+          R"({"role":"user","content":[{"text":"What is the weather?"}]})");
+    CHECK(
+        at(*doc, "/messages/1") ==
+        R"({"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"Let me look.","signature":"sig-1"}}},{"toolUse":{"toolUseId":"tu_1","name":"get_weather","input":{"city":"Paris"}}}]})");
+    // The tool's result and the user's next words are one user turn.
+    CHECK(
+        at(*doc, "/messages/2") ==
+        R"({"role":"user","content":[{"toolResult":{"toolUseId":"tu_1","content":[{"text":"sunny"}]}},{"text":"And this?"},{"image":{"format":"png","source":{"bytes":"iVBORw0KGgo="}}}]})");
+    CHECK(
+        at(*doc, "/toolConfig/tools") ==
+        R"([{"toolSpec":{"name":"get_weather","description":"Weather of a city","inputSchema":{"json":{"type":"object","properties":{"city":{"type":"string"}}}}}}])");
+    CHECK(at(*doc, "/toolConfig/toolChoice") == "<absent>");
+    r.tool_choice = ToolChoice::from_name("auto");
+    CHECK(at(*body_of(r), "/toolConfig/toolChoice") == R"({"auto":{}})");
+    r.tool_choice = ToolChoice::from_name("required");
+    CHECK(at(*body_of(r), "/toolConfig/toolChoice") == R"({"any":{}})");
+    r.tool_choice = ToolChoice::from_name("get_weather");
+    CHECK(at(*body_of(r), "/toolConfig/toolChoice") == R"({"tool":{"name":"get_weather"}})");
+    // tool_choice none: the tools are left out, which a conversation with tool blocks cannot be.
+    r.tool_choice = ToolChoice::from_name("none");
+    auto none = build_chat_call(r);
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == ErrorCode::invalid_argument);
+    ChatRequest fresh = bedrock();
+    fresh.tools = r.tools;
+    fresh.tool_choice = ToolChoice::from_name("none");
+    CHECK(at(*body_of(fresh), "/toolConfig") == "<absent>");
+}
+
+TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does not take") {
+    AwsEnv env;
+    ChatRequest r = bedrock();
+    r.response_format = ResponseFormat{
+        ResponseFormat::Kind::json_schema, "weather",
+        R"({"type":"object","properties":{"c":{"type":"string"}},"required":["c"],"additionalProperties":false})",
+        true};
+    r.reasoning_effort = ReasoningEffort::high;
+    auto doc = body_of(r);
+    CHECK(at(*doc, "/outputConfig/textFormat/type") == R"("json_schema")");
+    CHECK(at(*doc, "/outputConfig/textFormat/structure/jsonSchema/name") == R"("weather")");
+    CHECK(
+        at(*doc, "/outputConfig/textFormat/structure/jsonSchema/schema") ==
+        R"("{\"type\":\"object\",\"properties\":{\"c\":{\"type\":\"string\"}},\"required\":[\"c\"],\"additionalProperties\":false}")");
+    CHECK(at(*doc, "/outputConfig/effort") == R"("high")");
+
+    auto refused = [](ChatRequest request, const char* says) {
+        auto call = build_chat_call(request);
+        INFO(says);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(call.error().message, Catch::Contains(says));
+    };
+    ChatRequest seeded = bedrock();
+    seeded.seed = 7;
+    refused(seeded, "seed");
+    ChatRequest by_url = bedrock();
+    by_url.messages.back().parts = {ContentPart::image("https://example.com/cat.png")};
+    refused(by_url, "by URL");
+    ChatRequest bmp = bedrock();
+    bmp.messages.back().parts = {ContentPart::image_data("image/bmp", "Qk0=")};
+    refused(bmp, "image/bmp");
+    ChatRequest plain_json = bedrock();
+    plain_json.response_format = ResponseFormat{ResponseFormat::Kind::json_object, "r", "", false};
+    refused(plain_json, "json_object");
+    ChatRequest parallel = bedrock();
+    parallel.parallel_tool_calls = false;
+    refused(parallel, "parallel_tool_calls");
+}
+
+TEST_CASE("bedrock against the mock: streamed and whole, tools, reasoning, structured output") {
+    AwsEnv env;
+    MockServer server;
+    server.start();
+    for (bool stream : {true, false}) {
+        INFO((stream ? "streamed" : "whole"));
+        ChatRequest r = bedrock(server.base_url());
+        r.stream = stream;
+        auto plain = run_chat(r);
+        REQUIRE(plain);
+        CHECK(plain->text ==
+              "Hello from the nous-http mock server. Tokens arrive one by one as "
+              "requested!");
+        CHECK(plain->finish_reason == "end_turn");
+        REQUIRE(plain->usage);
+        CHECK(plain->usage->output_tokens == 16);
+        CHECK(server.last_request().target ==
+              std::string("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse") +
+                  (stream ? "-stream" : ""));
+        CHECK(server.last_request().header("authorization")->starts_with("AWS4-HMAC-SHA256"));
+
+        r.tools = {ToolSpec{"get_weather", "", R"({"type":"object","properties":{}})"}};
+        r.reasoning_effort = ReasoningEffort::low;
+        auto tooled = run_chat(r);
+        REQUIRE(tooled);
+        REQUIRE(tooled->tool_calls.size() == 1);
+        CHECK(tooled->tool_calls[0].name == "get_weather");
+        // Streamed: the argument pieces as sent; whole: the input object, compact.
+        CHECK(tooled->tool_calls[0].arguments == (stream ? R"({"city": "Paris", "unit": "celsius"})"
+                                                         : R"({"city":"Paris","unit":"celsius"})"));
+        CHECK(tooled->finish_reason == "tool_use");
+        CHECK(tooled->reasoning.text == "Thinking about the answer.");
+        CHECK(tooled->reasoning.signature == "mock-signature-1");
+
+        ChatRequest structured = bedrock(server.base_url());
+        structured.stream = stream;
+        structured.response_format = ResponseFormat{
+            ResponseFormat::Kind::json_schema, "r",
+            R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false})",
+            true};
+        auto answer = run_chat(structured);
+        REQUIRE(answer);
+        REQUIRE(answer->parsed);
+        CHECK_FALSE(answer->output_error);
+    }
+}
+
+TEST_CASE(
+    "bedrock's errors: its shape and type, a mid-stream exception, a stream without messageStop") {
+    AwsEnv env;
+    MockServer server;
+    server.start();
+    ChatRequest r = bedrock(server.base_url());
+    r.stream = false;
+    r.headers = {{"x-mock-fault", "server_error"}};
+    nous::http::Options no_retry;
+    no_retry.max_retries = 0;
+    auto failed = run_chat(r, no_retry);
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().status == 500);
+    CHECK_THAT(failed.error().message, Catch::Contains("InternalServerException: The server"));
+
+    ChatRequest streamed = bedrock(server.base_url());
+    streamed.headers = {{"x-mock-fault", "midstream_error"}};
+    auto broken = run_chat(streamed, no_retry);
+    REQUIRE(broken);  // the text so far, and the stream's error (nouscli exits 6)
+    REQUIRE(broken->stream_error);
+    CHECK_THAT(*broken->stream_error, Catch::Contains("modelStreamErrorException"));
+    CHECK_FALSE(broken->complete);
+
+    // A stream whose body ends cleanly before messageStop is cut short.
+    MockServer cut;
+    cut.set_handler([](const nous::http::MockRequest&, nous::http::MockResponse& res) {
+        res.headers = {{"Content-Type", "application/vnd.amazon.eventstream"}};
+        res.body = nous::http::encode_aws_event_stream_message(
+                       {{":event-type", "messageStart"}, {":message-type", "event"}},
+                       R"({"role":"assistant"})") +
+                   nous::http::encode_aws_event_stream_message(
+                       {{":event-type", "contentBlockDelta"}, {":message-type", "event"}},
+                       R"({"contentBlockIndex":0,"delta":{"text":"Hel"}})");
+        return true;
+    });
+    cut.start();
+    auto truncated = run_chat(bedrock(cut.base_url()), no_retry);
+    REQUIRE_FALSE(truncated);
+    CHECK(truncated.error().code == ErrorCode::truncated);
+    CHECK_THAT(truncated.error().message, Catch::Contains("messageStop"));
+}
