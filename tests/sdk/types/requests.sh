@@ -80,6 +80,26 @@ for provider in openai openai-responses anthropic gemini; do
     run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --anthropic-version 2026-10-21
   fi
 done
+# Azure: the OpenAI formats at Azure's paths (the same bodies, recorded as theirs).
+export AZURE_OPENAI_API_KEY=sk-types
+run chat --provider azure --base-url "$base/openai/v1" --model mock-1 "hello" --tools "$in/tools.json"
+run chat --provider azure --base-url "$base/openai/deployments/d1" --api-version 2024-10-21 --model mock-1 "hello" --no-stream
+run chat --provider azure-responses --base-url "$base/openai/v1" --model mock-1 "hello" --reasoning low
+run embed "first text" --provider azure --base-url "$base/openai/deployments/e1" --api-version 2024-10-21 --model e
+# Bedrock Converse: held to the Runtime service model (service_model.py).
+export AWS_ACCESS_KEY_ID=AKIDTYPES AWS_SECRET_ACCESS_KEY=types-secret AWS_REGION=us-east-1
+bedrock=(chat --provider bedrock --base-url "$base" --model anthropic.claude-3-5-sonnet-20240620-v1:0)
+run "${bedrock[@]}" "hello"
+run "${bedrock[@]}" "hello" --no-stream --system "Be brief." --max-tokens 50 --temperature 0.5 --top-p 0.9 --stop END
+# (Converse takes images as bytes only: the conversation without its https image.)
+run "${bedrock[@]}" --messages "$in/conversation_bytes.json" --tools "$in/tools.json"
+run "${bedrock[@]}" "look" --image "data:image/jpeg;base64,/9j/4AAQ"
+run "${bedrock[@]}" "think" --reasoning high --no-stream
+for choice in auto none required get_time; do
+  run "${bedrock[@]}" "weather?" --tools "$in/tools.json" --tool-choice "$choice"
+done
+run "${bedrock[@]}" "weather?" --tools "$in/strict_tools.json" --tool-strict
+run "${bedrock[@]}" "structured" --schema "$in/schema.json" --schema-name city
 # Token counting: the counter's body, for every format that has one.
 for provider in anthropic openai-responses gemini; do
   url=$base/v1

@@ -85,7 +85,10 @@ export const planted_gemini_count: GeminiCountTokens = { contents: [] };
 export const planted_gemini_embeddings: GeminiBatchEmbedContents = { requests: [{ model: 'm', content: { parts: [] }, outputDimensions: 8 }] };
 `;
 
-const files = readdirSync(recorded).filter((f) => f.endsWith('.json')).sort();
+// Bedrock has no npm request types: service_model.py holds its bodies to the service model.
+const files = readdirSync(recorded)
+  .filter((f) => f.endsWith('.json') && !f.endsWith('.bedrock-converse.json'))
+  .sort();
 let source = header;
 const lineOf = []; // [first line, file] of each body
 const counts = {};
