@@ -5,9 +5,11 @@
 //   node check.mjs BASE_URL        (the mock started with --tokens 8)
 // Prints one line per check and exits 1 when any failed.
 
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import Anthropic from '@anthropic-ai/sdk';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { GoogleGenAI } from '@google/genai';
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 
 const base = process.argv[2];
 const TEXT = 'Hello from the nous-http mock server.';
@@ -281,6 +283,55 @@ await attempt('gemini embedContent', async () => {
           values.map((v) => v.length));
     check('gemini embedContent: the same vector as OpenAI\'s endpoint',
           values[0].every((v, j) => Math.fround(v) === globalThis.firstVector[j]), values[0].slice(0, 3));
+});
+
+// ---- Azure OpenAI: openai-node's AzureOpenAI at the deployments path ----------------
+await attempt('azure chat', async () => {
+    const azure = new AzureOpenAI({ apiKey: 'az-mock', endpoint: base, deployment: 'dep-1',
+                                    apiVersion: '2024-10-21', maxRetries: 0 });
+    const r = await azure.chat.completions.create({
+        model: 'dep-1', messages: [{ role: 'user', content: 'hi' }] });
+    check('azure chat.completions.create: text', r.choices[0].message.content === TEXT, r.choices[0]);
+    let text = '';
+    const stream = await azure.chat.completions.create({
+        model: 'dep-1', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    check('azure chat stream: text', text === TEXT, text);
+});
+
+// ---- AWS Bedrock: the AWS SDK's Converse and ConverseStream, signed with SigV4 -------
+const bedrock = new BedrockRuntimeClient({
+    // HTTP/1.1, as the mock speaks it (the SDK picks HTTP/2 for Bedrock by default).
+    region: 'us-east-1', endpoint: base, maxAttempts: 1, requestHandler: new NodeHttpHandler(),
+    credentials: { accessKeyId: 'AKIDMOCK', secretAccessKey: 'mock-secret' } });
+const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
+
+await attempt('bedrock converse', async () => {
+    const r = await bedrock.send(new ConverseCommand({
+        modelId: MODEL, messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+        outputConfig: { effort: 'low' },
+        toolConfig: { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: weatherSchema } } }] } }));
+    const blocks = r.output.message.content;
+    check('bedrock converse: text', blocks.some((b) => b.text === TEXT), blocks);
+    check('bedrock converse: reasoning with its signature',
+          blocks.some((b) => b.reasoningContent?.reasoningText?.signature), blocks);
+    check('bedrock converse: tool use', blocks.some((b) => b.toolUse?.name === 'get_weather'), blocks);
+    check('bedrock converse: stop reason', r.stopReason === 'tool_use', r.stopReason);
+    check('bedrock converse: usage', r.usage.outputTokens > 0, r.usage);
+});
+
+await attempt('bedrock converse-stream', async () => {
+    const r = await bedrock.send(new ConverseStreamCommand({
+        modelId: MODEL, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+    let text = '', stop = null, usage = null;
+    for await (const event of r.stream) {
+        if (event.contentBlockDelta?.delta?.text) text += event.contentBlockDelta.delta.text;
+        if (event.messageStop) stop = event.messageStop.stopReason;
+        if (event.metadata) usage = event.metadata.usage;
+    }
+    check('bedrock converse-stream: text from the event stream', text === TEXT, text);
+    check('bedrock converse-stream: messageStop', stop === 'end_turn', stop);
+    check('bedrock converse-stream: metadata usage', usage && usage.outputTokens > 0, usage);
 });
 
 console.log(failed ? `${failed} check(s) failed` : 'all SDK checks passed');
