@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "chat_body.hpp"
+#include "nous/llm/aws_sigv4.hpp"
 #include "nous/llm/run_chat.hpp"
 #include "nous/llm/telemetry.hpp"
 #include "nous/mock/mock_server.hpp"
@@ -303,4 +304,50 @@ TEST_CASE(
     REQUIRE_FALSE(truncated);
     CHECK(truncated.error().code == ErrorCode::truncated);
     CHECK_THAT(truncated.error().message, Catch::Contains("messageStop"));
+}
+
+TEST_CASE("the mock recomputes SigV4: the right secret passes, a wrong or stale one is AWS's 403") {
+    AwsEnv env;  // signs with wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
+    nous::http::MockServerOptions o;
+    o.aws_secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+    MockServer server(o);
+    server.start();
+    nous::http::Options no_retry;
+    no_retry.max_retries = 0;
+    for (bool stream : {true, false}) {
+        ChatRequest r = bedrock(server.base_url());
+        r.stream = stream;
+        ::setenv("AWS_SESSION_TOKEN", "session-token", 1);  // signed too
+        auto ok = run_chat(r, no_retry);
+        ::unsetenv("AWS_SESSION_TOKEN");
+        REQUIRE(ok);
+        CHECK_FALSE(ok->text.empty());
+    }
+    ::setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
+    ChatRequest r = bedrock(server.base_url());
+    r.stream = false;
+    auto wrong = run_chat(r, no_retry);
+    REQUIRE_FALSE(wrong);
+    CHECK(wrong.error().status == 403);
+    CHECK_THAT(wrong.error().message, Catch::Contains("InvalidSignatureException"));
+    CHECK_THAT(wrong.error().message, !Catch::Contains("not-the-secret"));
+
+    // Signed ten minutes ago: AWS's words for a clock that is off.
+    SigV4Request stale;
+    stale.method = "POST";
+    stale.path = "/model/m/converse";
+    const std::string host = server.base_url().substr(std::string("http://").size());
+    stale.headers = {{"Host", host}, {"Content-Type", "application/json"}};
+    const std::string body = R"({"messages":[{"role":"user","content":[{"text":"hi"}]}]})";
+    stale.body = body;
+    sigv4_sign(stale, {"AKIDEXAMPLE", o.aws_secret, ""}, "us-east-1", "bedrock",
+               std::time(nullptr) - 600);
+    auto expired = nous::http::post(server.base_url() + stale.path, body, stale.headers, no_retry);
+    REQUIRE_FALSE(expired);
+    CHECK(expired.error().status == 403);
+    CHECK_THAT(expired.error().body, Catch::Contains("Signature expired"));
+    auto unsigned_call =
+        nous::http::post(server.base_url() + "/model/m/converse", body, {}, no_retry);
+    REQUIRE_FALSE(unsigned_call);
+    CHECK_THAT(unsigned_call.error().body, Catch::Contains("Missing Authentication Token"));
 }

@@ -4,8 +4,6 @@
 // with a colon is signed over the double-encoded path; a resend is signed
 // anew and the secret appears in no header.
 
-#include "platforms/sigv4.hpp"
-
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
@@ -13,7 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-using namespace nous::llm::detail;
+#include "nous/llm/aws_sigv4.hpp"
+
+using namespace nous::llm;
 
 namespace {
 

@@ -35,6 +35,9 @@ int cmd_mock_server(int argc, char** argv) {
         "require-key", po::value(&o.require_key),
         "refuse a model request whose credential is not KEY, with the platform's 401 (Azure: "
         "api-key, or an Entra ID bearer)")(
+        "aws-secret", po::value(&o.aws_secret),
+        "recompute each Bedrock request's SigV4 signature with this secret access key; a wrong, "
+        "stale or missing one gets AWS's 403")(
         "record", po::value(&o.record_dir),
         "write each chat and embeddings request body to DIR (NNNNNN.KIND.json)");
     po::variables_map vm;

@@ -171,6 +171,9 @@ void MockServer::Impl::serve(int fd) {
         } else if (!options.require_key.empty() && mock::is_model_route(request.method, route) &&
                    !mock::credential_accepted(request, route, options.require_key, response)) {
             ok = write_response(fd, response);
+        } else if (!options.aws_secret.empty() && route.rfind("/model/", 0) == 0 &&
+                   !mock::aws_signature_accepted(request, options.aws_secret, response)) {
+            ok = write_response(fd, response);
         } else if (auto chat = mock::chat_route(request.method, route)) {
             if (recorder->enabled()) recorder->chat(chat->format, request);
             ok = answer_chat(fd, *chat, request);

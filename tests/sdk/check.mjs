@@ -334,5 +334,21 @@ await attempt('bedrock converse-stream', async () => {
     check('bedrock converse-stream: metadata usage', usage && usage.outputTokens > 0, usage);
 });
 
+await attempt('bedrock wrong secret', async () => {
+    // The mock recomputes the SDK's SigV4 signature (--aws-secret mock-secret).
+    const wrong = new BedrockRuntimeClient({
+        region: 'us-east-1', endpoint: base, maxAttempts: 1, requestHandler: new NodeHttpHandler(),
+        credentials: { accessKeyId: 'AKIDMOCK', secretAccessKey: 'not-the-secret' } });
+    let error = null;
+    try {
+        await wrong.send(new ConverseCommand({ modelId: MODEL, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
+    } catch (e) {
+        error = e;
+    }
+    check('bedrock: a wrong secret is InvalidSignatureException (403)',
+          error && error.name === 'InvalidSignatureException' && error.$metadata.httpStatusCode === 403,
+          error && [error.name, error.message]);
+});
+
 console.log(failed ? `${failed} check(s) failed` : 'all SDK checks passed');
 process.exit(failed ? 1 : 0);

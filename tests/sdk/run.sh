@@ -18,7 +18,7 @@ if ! (cd "$work" && npm ci --no-audit --no-fund --loglevel=error); then
 fi
 source "$here/../support/mock_server.sh"
 trap stop_mock EXIT
-start_mock "$nouscli" --tokens 8 || { echo "sdk-test: no mock server"; exit 1; }
+start_mock "$nouscli" --tokens 8 --aws-secret mock-secret || { echo "sdk-test: no mock server"; exit 1; }
 base=$MOCK_URL
 echo "sdk-test: node $(node --version), against $base"
 (cd "$work" && node check.mjs "$base") || exit 1

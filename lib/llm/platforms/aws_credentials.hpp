@@ -8,9 +8,11 @@
 #include <optional>
 #include <string>
 
-#include "platforms/sigv4.hpp"
+#include "nous/llm/aws_sigv4.hpp"
 
 namespace nous::llm::detail {
+
+using nous::llm::AwsCredentials;
 
 /// The first credentials found, or nothing (`tried` then names where it looked).
 std::optional<AwsCredentials> aws_credentials(std::string& tried);

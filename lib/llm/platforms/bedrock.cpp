@@ -18,8 +18,8 @@
 
 #include "formats/bedrock_converse/bedrock_converse.hpp"
 #include "formats/wire_format.hpp"
+#include "nous/llm/aws_sigv4.hpp"
 #include "platforms/aws_credentials.hpp"
-#include "platforms/sigv4.hpp"
 
 namespace nous::llm::detail {
 

@@ -1,6 +1,4 @@
-// AWS Signature Version 4 (sigv4.hpp).
-
-#include "platforms/sigv4.hpp"
+// AWS Signature Version 4 (nous/llm/aws_sigv4.hpp).
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -11,7 +9,9 @@
 #include <utility>
 #include <vector>
 
-namespace nous::llm::detail {
+#include "nous/llm/aws_sigv4.hpp"
+
+namespace nous::llm {
 
 namespace {
 
@@ -142,11 +142,15 @@ std::string canonical_value(std::string_view value) {
 
 }  // namespace
 
+namespace {
+
 std::string sha256_hex(std::string_view data) {
     unsigned char digest[SHA256_DIGEST_LENGTH];
     SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
     return hex(digest, sizeof digest);
 }
+
+}  // namespace
 
 SigV4Signature sigv4_sign(SigV4Request& request, const AwsCredentials& credentials,
                           std::string_view region, std::string_view service, std::time_t now,
@@ -211,4 +215,4 @@ SigV4Signature sigv4_sign(SigV4Request& request, const AwsCredentials& credentia
     return s;
 }
 
-}  // namespace nous::llm::detail
+}  // namespace nous::llm

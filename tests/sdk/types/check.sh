@@ -16,7 +16,7 @@ fi
 recorded=$(mktemp -d)
 source "$here/../../support/mock_server.sh"
 trap 'stop_mock; rm -rf "$recorded"' EXIT
-start_mock "$nouscli" --tokens 4 --record "$recorded" || { echo "sdk-test: no mock server"; exit 1; }
+start_mock "$nouscli" --tokens 4 --record "$recorded" --aws-secret types-secret || { echo "sdk-test: no mock server"; exit 1; }
 "$here/requests.sh" "$nouscli" "$MOCK_URL" || exit 1
 (cd "$work" && node typecheck.mjs "$recorded") || exit 1
 # Bedrock has no npm request types: its bodies are held to the AWS SDK's request schema.

@@ -85,6 +85,13 @@ struct MockServerOptions {
     /// credential header is not this key (`Bearer KEY` for a bearer) gets
     /// the provider's, or the platform's, 401.
     std::string require_key;
+    /// Non-empty: a Bedrock request signed with SigV4 has its signature
+    /// recomputed with this secret (the access key id is whatever it names)
+    /// and is refused as AWS refuses it (403 InvalidSignatureException, or
+    /// "Signature expired" past 5 minutes of skew); an unsigned one gets 403
+    /// MissingAuthenticationTokenException. A bearer passes (checked by
+    /// require_key when that is set).
+    std::string aws_secret;
     /// A folder the body of every chat and embeddings request is written to,
     /// one file each, `NNNNNN.KIND.json` in the order served (KIND:
     /// openai-chat, openai-responses, anthropic@VERSION, gemini,

@@ -1,10 +1,11 @@
 #pragma once
-// AWS Signature Version 4 (nous_llm internal), as AWS specifies it for
-// services other than S3: the canonical request (each path segment
-// URI-encoded once more than it is on the wire, dot segments and empty
-// segments removed; the query sorted; lower-case, trimmed headers), the
-// string to sign, the signing key by an HMAC chain, and the Authorization
-// header. OpenSSL does the hashes and the HMACs. docs/platforms.md.
+// AWS Signature Version 4, as AWS specifies it for the services other than
+// S3, for any AWS request: Bedrock signs its calls with it, and the mock
+// checks them with it. The canonical request (each path segment encoded once
+// more than on the wire, dot and empty segments removed, the query sorted,
+// lower-case trimmed headers), the string to sign, the signing key by the
+// HMAC chain, and the Authorization header; OpenSSL does the hashes. Tested
+// on AWS's published test suite. docs/platforms.md.
 
 #include <ctime>
 #include <string>
@@ -12,7 +13,7 @@
 
 #include "nous/http/client.hpp"
 
-namespace nous::llm::detail {
+namespace nous::llm {
 
 struct AwsCredentials {
     std::string access_key_id;
@@ -28,7 +29,7 @@ struct SigV4Request {
     std::string_view body;
 };
 
-/// What signing made: the pieces AWS's test suite checks, and the headers added.
+/// What signing made: the pieces AWS's test suite checks.
 struct SigV4Signature {
     std::string canonical_request;
     std::string string_to_sign;
@@ -38,13 +39,10 @@ struct SigV4Signature {
 
 /// Signs `request` at `now` (UTC seconds): adds X-Amz-Date,
 /// X-Amz-Security-Token (temporary credentials), X-Amz-Content-Sha256
-/// (`content_sha256_header`: S3's habit, off for Bedrock) and
-/// Authorization to its headers.
+/// (`content_sha256_header`: S3's habit) and Authorization to its headers,
+/// replacing any of those it had (a resend is signed anew).
 SigV4Signature sigv4_sign(SigV4Request& request, const AwsCredentials& credentials,
                           std::string_view region, std::string_view service, std::time_t now,
                           bool content_sha256_header = false);
 
-/// Hex SHA-256 of `data`.
-std::string sha256_hex(std::string_view data);
-
-}  // namespace nous::llm::detail
+}  // namespace nous::llm
