@@ -5,6 +5,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -1065,4 +1066,46 @@ TEST_CASE("nouscli chat on bedrock: SigV4 from the environment, and exits 0, 2, 
     CHECK(no_keys.code == 2);
     CHECK_THAT(no_keys.err, Catch::Contains("AWS_ACCESS_KEY_ID"));
     ::unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+}
+
+TEST_CASE("nouscli chat on vertex: a token, or a key file exchanged at the token endpoint") {
+    MockServer server;
+    server.start();
+    const std::string key =
+        (std::filesystem::temp_directory_path() / "nous-cli-vertex.json").string();
+    ::unsetenv("GOOGLE_CLOUD_PROJECT");
+    ::unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+    ::setenv("HOME", "/nonexistent", 1);
+    ::setenv("GOOGLE_OAUTH_ACCESS_TOKEN", "ya29.from-env", 1);
+    const std::vector<std::string> base = {"chat",       "hi",
+                                           "--provider", "vertex",
+                                           "--base-url", server.base_url() + "/v1",
+                                           "--model",    "gemini-2.5-flash"};
+    auto no_project = nouscli(base);
+    CHECK(no_project.code == 2);
+    CHECK_THAT(no_project.err, Catch::Contains("GOOGLE_CLOUD_PROJECT"));
+    auto with_project = base;
+    with_project.insert(with_project.end(), {"--project", "p1", "--location", "us-central1", "-v"});
+    auto ok = nouscli(with_project);
+    CHECK(ok.code == 0);
+    CHECK_THAT(ok.out, Catch::Contains("Hello from the nous-http mock server"));
+    CHECK_THAT(ok.err, !Catch::Contains("ya29.from-env"));
+    CHECK(server.last_request().target ==
+          "/v1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.5-flash:"
+          "streamGenerateContent?alt=sse");
+    // A key file that is no service account: exit 2 naming the file.
+    ::unsetenv("GOOGLE_OAUTH_ACCESS_TOKEN");
+    std::ofstream(key) << R"({"type":"unknown"})";
+    ::setenv("GOOGLE_APPLICATION_CREDENTIALS", key.c_str(), 1);
+    auto bad_file = nouscli(with_project);
+    CHECK(bad_file.code == 2);
+    CHECK_THAT(bad_file.err, Catch::Contains("neither a service_account nor an authorized_user"));
+    // An authorized_user file (gcloud's): its refresh token exchanged at its token URI.
+    std::ofstream(key) << R"({"type":"authorized_user","client_id":"c","client_secret":"s",)"
+                       << R"("refresh_token":"r","token_uri":")" << server.base_url()
+                       << R"(/token"})";
+    auto refreshed = nouscli(with_project);
+    CHECK(refreshed.code == 0);
+    CHECK(server.last_request().header("authorization")->starts_with("Bearer ya29.mock-"));
+    ::unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
 }

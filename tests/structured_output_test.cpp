@@ -98,8 +98,10 @@ TEST_CASE("tool_choice, parallel_tool_calls, stop, top_p, seed: each provider's 
                 CHECK(at(*doc, "/generationConfig/topP") == "0.5");
                 CHECK(at(*doc, "/generationConfig/seed") == "7");
                 break;
-            case Provider::bedrock:  // its own test: bedrock_test.cpp
-                FAIL("bedrock is not among kAll");
+            case Provider::bedrock:  // their own tests: bedrock_test.cpp, vertex_test.cpp
+            case Provider::vertex:
+            case Provider::vertex_anthropic:
+                FAIL("the platforms are not among kAll");
                 break;
         }
     }
@@ -211,8 +213,10 @@ TEST_CASE("a response schema goes in each provider's own field") {
                 CHECK(at(*doc, "/generationConfig/responseMimeType") == R"("application/json")");
                 CHECK(at(*doc, "/generationConfig/responseJsonSchema") == schema);
                 break;
-            case Provider::bedrock:  // its own test: bedrock_test.cpp
-                FAIL("bedrock is not among kAll");
+            case Provider::bedrock:  // their own tests: bedrock_test.cpp, vertex_test.cpp
+            case Provider::vertex:
+            case Provider::vertex_anthropic:
+                FAIL("the platforms are not among kAll");
                 break;
         }
     }

@@ -27,6 +27,9 @@ void ChatRequestOptions::add_to(po::options_description& desc) {
         "the anthropic-version header (default 2023-06-01)")(
         "region", po::value(&region_),
         "bedrock: the AWS region (default AWS_REGION, AWS_DEFAULT_REGION)")(
+        "project", po::value(&project_), "vertex*: the project (default GOOGLE_CLOUD_PROJECT)")(
+        "location", po::value(&location_),
+        "vertex*: the location (default GOOGLE_CLOUD_LOCATION, else global)")(
         "api-version", po::value(&api_version_),
         "azure: api-version=V on the query (the deployments form of the base URL)")(
         "tool-strict",
@@ -141,6 +144,8 @@ bool ChatRequestOptions::apply(const po::variables_map& vm, nous::llm::ChatReque
         }
         request.region = region_;
     }
+    if (vm.count("project")) request.project = project_;
+    if (vm.count("location")) request.location = location_;
     if (vm.count("api-version")) {
         if (api_version_.empty()) {
             error = "--api-version needs a version";

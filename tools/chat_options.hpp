@@ -24,9 +24,9 @@ class ChatRequestOptions {
 
   private:
     std::string schema_file_, schema_name_ = "response", tool_choice_, extra_body_,
-                              anthropic_version_, api_version_, region_, prices_file_, cache_,
-                              cache_ttl_, prompt_cache_key_, prompt_cache_retention_,
-                              cached_content_;
+                              anthropic_version_, api_version_, region_, project_, location_,
+                              prices_file_, cache_, cache_ttl_, prompt_cache_key_,
+                              prompt_cache_retention_, cached_content_;
     std::vector<std::string> stop_;
     double temperature_ = 0, top_p_ = 0;
     long long seed_ = 0;

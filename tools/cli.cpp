@@ -232,7 +232,9 @@ bool credential_from_env(nous::llm::Provider provider, std::string& api_key_env,
         key = value;
         return true;
     }
-    if (provider == nous::llm::Provider::bedrock && !named) {
+    if ((provider == nous::llm::Provider::bedrock || provider == nous::llm::Provider::vertex ||
+         provider == nous::llm::Provider::vertex_anthropic) &&
+        !named) {
         key.clear();  // SigV4: the library finds the AWS credentials, and names them if it finds
                       // none
         return true;

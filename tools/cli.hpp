@@ -93,7 +93,8 @@ std::optional<int> parse_command(std::string_view command, int argc, char** argv
 /// azure, when that is unset and no other was asked for,
 /// AZURE_OPENAI_AD_TOKEN (which the library reads: `key` stays empty); for
 /// bedrock, when AWS_BEARER_TOKEN_BEDROCK is unset, SigV4 with the AWS
-/// credentials the library finds (`key` empty).
+/// credentials the library finds (`key` empty); for vertex*, when
+/// GOOGLE_OAUTH_ACCESS_TOKEN is unset, the key file the library finds.
 /// false, and `error` naming the variables, when there is none.
 bool credential_from_env(nous::llm::Provider provider, std::string& api_key_env, std::string& key,
                          std::string& error);

@@ -37,8 +37,9 @@ int chat_or_count(int argc, char** argv, bool count) {
     ChatRequestOptions request_options;
     desc.add_options()("help,h", "show this help")(
         "provider", po::value(&provider_name),
-        "openai|openai-responses|anthropic|gemini|azure|azure-responses|bedrock (default openai)")(
-        "base-url", po::value(&base_url), "API base URL (default: the provider's)")(
+        "openai|openai-responses|anthropic|gemini|azure|azure-responses|bedrock|vertex|vertex-"
+        "anthropic (default openai)")("base-url", po::value(&base_url),
+                                      "API base URL (default: the provider's)")(
         "model", po::value(&model), "model name (required)")("system", po::value(&system),
                                                              "system prompt")(
         "max-tokens", po::value(&max_tokens),
@@ -70,7 +71,7 @@ int chat_or_count(int argc, char** argv, bool count) {
     if (!provider)
         return usage_error(command,
                            "--provider must be openai, openai-responses, anthropic, gemini, azure, "
-                           "azure-responses or bedrock");
+                           "azure-responses, bedrock, vertex or vertex-anthropic");
     if (!vm.count("prompt") && messages_file.empty())
         return usage_error(command, "chat needs a PROMPT (\"-\" reads stdin) or --messages");
     if (!reasoning.empty() && !nous::llm::reasoning_effort_from_name(reasoning))
@@ -151,6 +152,9 @@ int chat_or_count(int argc, char** argv, bool count) {
     // (A routed call is built per deployment: each attempt is shown instead.)
     auto call = nous::llm::build_chat_call(request);
     if (!routed) {
+        // A platform's token endpoint that refused is the platform's answer (exit 5), not usage.
+        if (!call && call.error().code != ErrorCode::invalid_argument)
+            return report_provider_error(call.error(), connection.verbose());
         if (!call) return usage_error(command, call.error().message);
         if (auto e = validate_url(call->url)) return usage_error(command, e->message);
     }

@@ -38,6 +38,9 @@ int cmd_mock_server(int argc, char** argv) {
         "aws-secret", po::value(&o.aws_secret),
         "recompute each Bedrock request's SigV4 signature with this secret access key; a wrong, "
         "stale or missing one gets AWS's 403")(
+        "google-key-file", po::value(&o.google_key_file),
+        "verify the JWTs POST /token receives with this service account's key; Vertex's routes "
+        "then take only a bearer the mock issued")(
         "record", po::value(&o.record_dir),
         "write each chat and embeddings request body to DIR (NNNNNN.KIND.json)");
     po::variables_map vm;

@@ -61,6 +61,26 @@ std::optional<ChatRoute> chat_route(const std::string& method, const std::string
                          percent_decoded(route.substr(bedrock.size(), slash - bedrock.size())),
                          operation == "/converse-stream"};
     }
+    // Vertex AI: /v1/projects/P/locations/L/publishers/{google,anthropic}/models/M:OPERATION.
+    if (route.rfind("/v1/projects/", 0) == 0) {
+        const auto publishers = route.find("/publishers/");
+        const auto models =
+            route.find("/models/", publishers == std::string::npos ? 0 : publishers);
+        const auto colon = route.rfind(':');
+        if (publishers == std::string::npos || models == std::string::npos ||
+            colon == std::string::npos || colon < models)
+            return std::nullopt;
+        const std::string publisher = route.substr(publishers + 12, models - publishers - 12);
+        const std::string model = route.substr(models + 8, colon - models - 8);
+        const std::string operation = route.substr(colon + 1);
+        if (publisher == "google" &&
+            (operation == "generateContent" || operation == "streamGenerateContent"))
+            return ChatRoute{Format::gemini, model, operation == "streamGenerateContent"};
+        if (publisher == "anthropic" && model != "count-tokens" &&
+            (operation == "rawPredict" || operation == "streamRawPredict"))
+            return ChatRoute{Format::anthropic, model, false};  // streamed by the body's "stream"
+        return std::nullopt;
+    }
     const std::string gemini = "/v1beta/models/";
     if (route.rfind(gemini, 0) == 0) {
         const bool streamed = route.find(":streamGenerateContent") != std::string::npos;

@@ -171,6 +171,11 @@ void MockServer::Impl::serve(int fd) {
         } else if (!options.require_key.empty() && mock::is_model_route(request.method, route) &&
                    !mock::credential_accepted(request, route, options.require_key, response)) {
             ok = write_response(fd, response);
+        } else if (route == "/token" && request.method == "POST") {
+            google->answer(request, response);
+            ok = write_response(fd, response);
+        } else if (mock::is_vertex_route(route) && !google->accepts(request, response)) {
+            ok = write_response(fd, response);
         } else if (!options.aws_secret.empty() && route.rfind("/model/", 0) == 0 &&
                    !mock::aws_signature_accepted(request, options.aws_secret, response)) {
             ok = write_response(fd, response);
@@ -234,6 +239,7 @@ void MockServer::start() {
     if (o.rpm < 0 || o.tpm < 0) throw std::invalid_argument("mock server: a negative rpm or tpm");
     impl_->limiter = std::make_unique<mock::RateLimiter>(o.rpm, o.tpm);
     impl_->recorder = std::make_unique<mock::RequestRecorder>(o.record_dir);
+    impl_->google = std::make_unique<mock::GoogleTokens>(o.google_key_file);
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("mock server: socket() failed");
     int one = 1;

@@ -20,6 +20,7 @@
 #include "chat_requests.hpp"
 #include "embedding_replies.hpp"
 #include "faults.hpp"
+#include "google_tokens.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "provider_formats.hpp"
 #include "rate_limits.hpp"
@@ -38,6 +39,7 @@ struct MockServer::Impl {
     MockServerOptions options;
     std::unique_ptr<mock::RateLimiter> limiter;       ///< made by start(), from the options
     std::unique_ptr<mock::RequestRecorder> recorder;  ///< made by start(): record_dir
+    std::unique_ptr<mock::GoogleTokens> google;       ///< made by start(): google_key_file
     int listen_fd = -1;
     std::uint16_t port = 0;
     std::thread acceptor;

@@ -140,10 +140,11 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     return result;
 }
 
-Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
-                                             const nous::http::Options& options,
-                                             const std::function<bool(const Delta&)>& on_delta,
-                                             CallObservation* observation) {
+namespace {
+
+Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::Options& options,
+                                 const std::function<bool(const Delta&)>& on_delta,
+                                 detail::CallObservation* observation) {
     auto call = build_chat_call(request);
     if (!call) return call.error();
     if (!request.stream) {
@@ -204,6 +205,21 @@ Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
         cut.body = to_json(result);
         return cut;
     }
+    return result;
+}
+
+}  // namespace
+
+Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
+                                             const nous::http::Options& options,
+                                             const std::function<bool(const Delta&)>& on_delta,
+                                             CallObservation* observation) {
+    auto result = run_chat_once(request, options, on_delta, observation);
+    // A platform that caches its credential (Vertex's access token) drops it
+    // on a 401, and the call is made once more with a new one.
+    if (!result && result.error().status == 401 &&
+        detail::wire_format(request.provider).renew_credentials(request))
+        result = run_chat_once(request, options, on_delta, observation);
     return result;
 }
 

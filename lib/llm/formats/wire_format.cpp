@@ -16,16 +16,18 @@ const WireFormat& gemini_format() noexcept;
 const WireFormat& azure_chat_format() noexcept;
 const WireFormat& azure_responses_format() noexcept;
 const WireFormat& bedrock_format() noexcept;
+const WireFormat& vertex_format() noexcept;
+const WireFormat& vertex_anthropic_format() noexcept;
 
 namespace {
 
 /// Every format, in the order of Provider's enumerators.
-const std::array<const WireFormat*, 7>& formats() noexcept {
-    static const std::array<const WireFormat*, 7> all = {
+const std::array<const WireFormat*, 9>& formats() noexcept {
+    static const std::array<const WireFormat*, 9> all = {
         &openai_chat_format(),      &anthropic_format(),  &gemini_format(),
         &openai_responses_format(), &azure_chat_format(), &azure_responses_format(),
-        &bedrock_format()};
-    static_assert(static_cast<std::size_t>(Provider::bedrock) + 1 == 7,
+        &bedrock_format(),          &vertex_format(),     &vertex_anthropic_format()};
+    static_assert(static_cast<std::size_t>(Provider::vertex_anthropic) + 1 == 9,
                   "every Provider has its format here, in the enumerators' order");
     return all;
 }

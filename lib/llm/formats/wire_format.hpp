@@ -122,6 +122,13 @@ class WireFormat {
         return std::nullopt;
     }
 
+    /// The model endpoint answered 401: a platform whose credential it
+    /// caches drops it and returns true (the call is then made once more).
+    virtual bool renew_credentials(const ChatRequest& request) const {
+        (void)request;
+        return false;
+    }
+
     /// The provider's embeddings endpoint (embeddings/embedding_format.hpp);
     /// nullptr when it has none (Anthropic).
     virtual const EmbeddingFormat* embeddings() const noexcept { return nullptr; }

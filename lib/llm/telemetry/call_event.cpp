@@ -16,6 +16,9 @@ std::string_view otel_provider_name(Provider provider) noexcept {
             return "azure.ai.openai";
         case Provider::bedrock:
             return "aws.bedrock";
+        case Provider::vertex:
+        case Provider::vertex_anthropic:
+            return "gcp.vertex_ai";
         case Provider::openai:
         case Provider::openai_responses:
             break;

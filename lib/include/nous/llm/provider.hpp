@@ -30,10 +30,13 @@ enum class Provider {
     openai_responses,
     azure,
     azure_responses,
-    bedrock
+    bedrock,
+    vertex,           ///< Gemini models on Vertex AI (docs/platforms.md)
+    vertex_anthropic  ///< Anthropic models on Vertex AI
 };
 
-/// "openai", "anthropic", "gemini", "openai-responses", "azure", "azure-responses", "bedrock".
+/// "openai", "anthropic", "gemini", "openai-responses", "azure", "azure-responses", "bedrock",
+/// "vertex", "vertex-anthropic".
 std::string_view to_string(Provider provider) noexcept;
 /// The provider of a name above; nullopt for anything else.
 std::optional<Provider> provider_from_name(std::string_view name) noexcept;

@@ -105,6 +105,9 @@ struct ChatRequest {
     std::string api_version;
     /// Bedrock: the AWS region; empty: AWS_REGION, else AWS_DEFAULT_REGION.
     std::string region;
+    /// Vertex AI: the project (empty: GOOGLE_CLOUD_PROJECT, else the key
+    /// file's project_id) and location (empty: GOOGLE_CLOUD_LOCATION, else global).
+    std::string project, location;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
     /// Prices the call (ChatResult::cost, docs/cost.md); nullptr: no cost.

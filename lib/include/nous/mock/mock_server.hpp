@@ -92,6 +92,10 @@ struct MockServerOptions {
     /// MissingAuthenticationTokenException. A bearer passes (checked by
     /// require_key when that is set).
     std::string aws_secret;
+    /// A Google service account key file: POST /token verifies each JWT's
+    /// RS256 signature with its key, and Vertex's routes take only a bearer
+    /// the mock issued. Empty: any assertion and any bearer pass.
+    std::string google_key_file;
     /// A folder the body of every chat and embeddings request is written to,
     /// one file each, `NNNNNN.KIND.json` in the order served (KIND:
     /// openai-chat, openai-responses, anthropic@VERSION, gemini,
