@@ -14,6 +14,7 @@
 
 #include "chat_body.hpp"
 #include "nous/llm/aws_sigv4.hpp"
+#include "nous/llm/router.hpp"
 #include "nous/llm/run_chat.hpp"
 #include "nous/llm/telemetry.hpp"
 #include "nous/mock/mock_server.hpp"
@@ -350,4 +351,48 @@ TEST_CASE("the mock recomputes SigV4: the right secret passes, a wrong or stale 
         nous::http::post(server.base_url() + "/model/m/converse", body, {}, no_retry);
     REQUIRE_FALSE(unsigned_call);
     CHECK_THAT(unsigned_call.error().body, Catch::Contains("Missing Authentication Token"));
+}
+
+TEST_CASE("a router fails over from OpenAI to Azure to Bedrock, each deployment its platform's") {
+    AwsEnv env(true, false);
+    ::setenv("ROUTER_OPENAI_KEY", "sk-1", 1);
+    ::setenv("ROUTER_AZURE_KEY", "az-1", 1);
+    MockServer server;
+    server.start();
+    nous::http::MockServerOptions refusing;
+    refusing.fault = "server_error";  // every answer a 500: both go on to the next
+    MockServer failing(refusing);
+    failing.start();
+    const std::string file =
+        R"({"deployments":[
+        {"name":"openai","provider":"openai","base_url":")" +
+        failing.base_url() +
+        R"(/v1","model":"gpt-4o","api_key_env":"ROUTER_OPENAI_KEY"},
+        {"name":"azure","provider":"azure","base_url":")" +
+        failing.base_url() +
+        R"(/openai/deployments/d","model":"d","api_key_env":"ROUTER_AZURE_KEY","api_version":"2024-10-21","weight":0},
+        {"name":"bedrock","provider":"bedrock","base_url":")" +
+        server.base_url() + R"(","model":")" + kModel + R"(","region":"eu-west-1","weight":0}]})";
+    auto config = router_config_from_json(file);
+    REQUIRE(config);
+    CHECK(config->deployments[2].region == "eu-west-1");
+    CHECK(config->deployments[1].api_version == "2024-10-21");
+    auto router = Router::create(std::move(config.value()));
+    REQUIRE(router);
+    ChatRequest r;
+    r.messages.push_back(ChatMessage::user("hello"));
+    r.stream = false;
+    nous::http::Options no_retry;
+    no_retry.max_retries = 0;
+    RouteReport report;
+    auto result = router.value()->chat(r, no_retry, {}, &report);
+    REQUIRE(result);
+    CHECK(report.deployment == "bedrock");
+    CHECK(report.attempts.size() == 3);
+    CHECK_FALSE(result->text.empty());
+    // Signed for the deployment's region, not the (unset) environment's.
+    CHECK(server.last_request().header("authorization")->find("/eu-west-1/bedrock/") !=
+          std::string::npos);
+    ::unsetenv("ROUTER_OPENAI_KEY");
+    ::unsetenv("ROUTER_AZURE_KEY");
 }

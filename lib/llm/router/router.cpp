@@ -163,6 +163,9 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
         routed.api_key = d.api_key;
         routed.model = d.model;
         routed.api_version = d.api_version;
+        routed.region = d.region;
+        routed.project = d.project;
+        routed.location = d.location;
         if (observation) {
             observation->set_target(routed, d.name);
             observation->new_attempt();

@@ -48,8 +48,12 @@ Result<Deployment> deployment_of(const rapidjson::Value& item, std::size_t posit
     d.provider = *p;
     if (!read_string(item, "base_url", d.base_url) || !read_string(item, "model", d.model) ||
         !read_string(item, "api_key_env", key_env) ||
-        !read_string(item, "api_version", d.api_version))
-        return invalid(named + ": base_url, model, api_key_env and api_version must be strings");
+        !read_string(item, "api_version", d.api_version) ||
+        !read_string(item, "region", d.region) || !read_string(item, "project", d.project) ||
+        !read_string(item, "location", d.location))
+        return invalid(named +
+                       ": base_url, model, api_key_env, api_version, region, project and location "
+                       "must be strings");
     if (d.model.empty()) return invalid(named + " needs a \"model\"");
     if (auto w = item.FindMember("weight"); w != item.MemberEnd()) {
         if (!w->value.IsNumber() || w->value.GetDouble() < 0)
@@ -62,6 +66,14 @@ Result<Deployment> deployment_of(const rapidjson::Value& item, std::size_t posit
     const bool named_env = !key_env.empty();
     if (!named_env) key_env = default_api_key_env(d.provider);
     const char* key = std::getenv(key_env.c_str());
+    // Bedrock and Vertex sign with what the platform finds (SigV4 keys, a
+    // Google key file) when their bearer variable is unset: checked per call.
+    const bool signs = d.provider == Provider::bedrock || d.provider == Provider::vertex ||
+                       d.provider == Provider::vertex_anthropic;
+    if (signs && !named_env) {
+        d.api_key = key ? key : "";
+        return d;
+    }
     const bool azure = d.provider == Provider::azure || d.provider == Provider::azure_responses;
     const char* token = azure && !named_env ? std::getenv("AZURE_OPENAI_AD_TOKEN") : nullptr;
     if ((!key || !*key) && token && *token) return d;  // the Entra ID token, read at each call

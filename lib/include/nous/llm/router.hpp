@@ -37,6 +37,9 @@ struct Deployment {
     std::string model{};     ///< required: replaces the request's
     /// Azure: the API version on the query; replaces the request's (empty: none).
     std::string api_version{};
+    /// Bedrock: the region; Vertex: the project and location (each replaces
+    /// the request's; empty: the platform's variables).
+    std::string region{}, project{}, location{};
     /// `weighted`: its share of first choices. 0: never chosen first, only
     /// failed over to (a fallback).
     double weight = 1;
