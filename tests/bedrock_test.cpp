@@ -14,6 +14,7 @@
 
 #include "chat_body.hpp"
 #include "nous/llm/aws_sigv4.hpp"
+#include "nous/llm/count_tokens.hpp"
 #include "nous/llm/router.hpp"
 #include "nous/llm/run_chat.hpp"
 #include "nous/llm/telemetry.hpp"
@@ -395,4 +396,42 @@ TEST_CASE("a router fails over from OpenAI to Azure to Bedrock, each deployment 
           std::string::npos);
     ::unsetenv("ROUTER_OPENAI_KEY");
     ::unsetenv("ROUTER_AZURE_KEY");
+}
+
+TEST_CASE("bedrock: cachePoint blocks where the breakpoints are, and count-tokens, signed") {
+    AwsEnv env;
+    ChatRequest r = bedrock();
+    r.system = "Long instructions.";
+    r.tools = {ToolSpec{"get_weather", "", R"({"type":"object","properties":{}})"}};
+    r.cache = PromptCache{false, true, true, true, "1h"};
+    auto doc = body_of(r);
+    const std::string point = R"({"cachePoint":{"type":"default","ttl":"1h"}})";
+    CHECK(at(*doc, "/system/1") == point);
+    CHECK(at(*doc, "/toolConfig/tools/1") == point);
+    CHECK(at(*doc, "/messages/0/content/1") == point);
+    r.cache = PromptCache{true, false, false, false, ""};
+    auto automatic = build_chat_call(r);
+    REQUIRE_FALSE(automatic);
+    CHECK_THAT(automatic.error().message, Catch::Contains("automatic prompt caching"));
+    r.cache.reset();
+    r.prompt_cache_key = "k";
+    REQUIRE_FALSE(build_chat_call(r));
+
+    nous::http::MockServerOptions o;
+    o.aws_secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+    MockServer server(o);
+    server.start();
+    ChatRequest counted = bedrock(server.base_url());
+    counted.system = "Be brief.";
+    counted.max_tokens = 99;
+    auto n = count_tokens(counted);
+    INFO((n ? std::string() : n.error().message));
+    REQUIRE(n);
+    CHECK(n.value() > 0);
+    CHECK(server.last_request().target ==
+          "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/count-tokens");
+    auto body = nous::http::parse_json(server.last_request().body);
+    REQUIRE(body);
+    CHECK(at(*body.value(), "/input/converse/system") == R"([{"text":"Be brief."}])");
+    CHECK(at(*body.value(), "/input/converse/inferenceConfig") == "<absent>");
 }

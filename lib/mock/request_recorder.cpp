@@ -39,6 +39,8 @@ void RequestRecorder::embeddings(Format format, const MockRequest& request) {
 void RequestRecorder::count(Format format, const MockRequest& request) {
     if (format == Format::anthropic)
         write(with_version("anthropic-count", request), request.body);
+    else if (format == Format::bedrock)
+        write("bedrock-count", request.body);
     else
         write(format == Format::gemini ? "gemini-count" : "openai-responses-count", request.body);
 }

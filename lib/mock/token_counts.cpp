@@ -43,6 +43,9 @@ std::optional<Format> count_route(const std::string& method, const std::string& 
     if (method != "POST") return std::nullopt;
     if (path == "/v1/messages/count_tokens") return Format::anthropic;
     if (path == "/v1/responses/input_tokens") return Format::responses;
+    if (path.rfind("/model/", 0) == 0 && path.size() > 20 &&
+        path.compare(path.size() - 13, 13, "/count-tokens") == 0)
+        return Format::bedrock;
     const std::string gemini = "/v1beta/models/", suffix = ":countTokens";
     if (path.rfind(gemini, 0) == 0 && path.size() > gemini.size() + suffix.size() &&
         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -61,6 +64,9 @@ void count_reply(Format format, const MockRequest& request, MockResponse& respon
             break;
         case Format::responses:
             response.body = R"({"object":"response.input_tokens","input_tokens":)" + n + "}";
+            break;
+        case Format::bedrock:
+            response.body = R"({"inputTokens":)" + n + "}";
             break;
         default:  // gemini
             response.body = R"({"totalTokens":)" + n + "}";

@@ -27,8 +27,11 @@ Result<std::int64_t> count_tokens(const ChatRequest& request, const nous::http::
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     body.Accept(w);
-    auto response = nous::http::post(url, std::string_view(buffer.GetString(), buffer.GetSize()),
-                                     call->headers, options);
+    // A platform that signs (SigV4) signs the counter's own URL and body.
+    HttpCall counted{std::move(url), std::move(call->headers),
+                     std::string(buffer.GetString(), buffer.GetSize())};
+    if (auto bad = format.sign(counted, whole)) return *bad;
+    auto response = nous::http::post(counted.url, counted.body, counted.headers, options);
     if (!response) return provider_error(request.provider, response.error());
     auto answer = nous::http::parse_json(response->body);
     std::optional<std::int64_t> count;

@@ -18,6 +18,7 @@
 
 #include "formats/bedrock_converse/bedrock_converse.hpp"
 #include "formats/wire_format.hpp"
+#include "json/provider_json.hpp"
 #include "nous/llm/aws_sigv4.hpp"
 #include "platforms/aws_credentials.hpp"
 
@@ -90,6 +91,21 @@ class Bedrock final : public WireFormat {
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {
         converse_write_body(w, request, parsed);
+    }
+    std::optional<Error> write_cache(rapidjson::Document& body,
+                                     const ChatRequest& request) const override {
+        return write_converse_cache(body, request, *this);
+    }
+    std::optional<Error> count_request(const ChatRequest& request, const std::string& base,
+                                       std::string& url, rapidjson::Document& body) const override {
+        url = this->url(request, base);
+        url.resize(url.rfind('/'));
+        url += "/count-tokens";
+        converse_count_body(body);
+        return std::nullopt;
+    }
+    std::optional<std::int64_t> count_of(const rapidjson::Value& root) const override {
+        return int_member(root, "inputTokens");
     }
     std::optional<Error> sign(HttpCall& call, const ChatRequest& request) const override {
         if (!request.api_key.empty()) return std::nullopt;  // a Bedrock API key: the bearer

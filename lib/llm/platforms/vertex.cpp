@@ -117,6 +117,9 @@ class Vertex final : public WireFormat {
         if (!request.api_key.empty()) return std::nullopt;
         auto token = google_access_token(google_key_file());
         if (!token) return token.error();
+        std::erase_if(call.headers, [](const auto& h) {
+            return nous::http::header_name_equals(h.first, "authorization");
+        });
         nous::http::add_bearer_auth(call.headers, token.value());
         return std::nullopt;
     }

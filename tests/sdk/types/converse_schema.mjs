@@ -1,5 +1,6 @@
 // make sdk-test: the Bedrock Converse bodies the mock recorded
-// (NNNNNN.bedrock-converse.json) held to the Bedrock Runtime request schema
+// (NNNNNN.bedrock-converse.json, and NNNNNN.bedrock-count.json for
+// count-tokens) held to the Bedrock Runtime request schemas
 // the official AWS SDK for JavaScript ships (@aws-sdk/client-bedrock-runtime,
 // pinned in package-lock.json; its schemas are generated from the service
 // model): every member known (unknown ones refused), the required ones
@@ -68,8 +69,9 @@ function map(value, member, path) {
   return Object.entries(value).flatMap(([k, v]) => check(v, member, `${path}.${k}`));
 }
 
-// The URL carries the model id; the request shape requires it.
+// The URL carries the model id; the request shapes require it.
 const converseErrors = (body) => check({ ...body, modelId: 'the-model' }, sdk.ConverseRequest$, '$');
+const countErrors = (body) => check({ ...body, modelId: 'the-model' }, sdk.CountTokensRequest$, '$');
 
 const planted = {
   'an unknown member': { messages: [], model: 'x' },
@@ -86,9 +88,17 @@ for (const [what, body] of Object.entries(planted)) {
   }
 }
 const dir = process.argv[2];
-const files = readdirSync(dir).filter((f) => f.endsWith('.bedrock-converse.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bedrock-converse.json') || f.endsWith('.bedrock-count.json'))
+  .sort();
+const counts = files.filter((f) => f.endsWith('.bedrock-count.json')).length;
+if (!counts) {
+  console.log('converse-schema: no Bedrock count-tokens body was recorded');
+  failed = true;
+}
 for (const file of files) {
-  const errors = converseErrors(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+  const body = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+  const errors = file.endsWith('.bedrock-count.json') ? countErrors(body) : converseErrors(body);
   for (const e of errors) console.log(`converse-schema: ${file}: ${e}`);
   failed ||= errors.length > 0;
 }
@@ -96,6 +106,7 @@ if (!files.length) {
   console.log('converse-schema: no Bedrock Converse body was recorded');
   failed = true;
 }
-console.log(`converse-schema: ${files.length} Converse bodies against @aws-sdk/client-bedrock-runtime ` +
-  `${version}'s ConverseRequest, ${Object.keys(planted).length} planted mistakes`);
+console.log(`converse-schema: ${files.length - counts} Converse and ${counts} count-tokens bodies ` +
+  `against @aws-sdk/client-bedrock-runtime ${version}'s ConverseRequest and CountTokensRequest, ` +
+  `${Object.keys(planted).length} planted mistakes`);
 process.exit(failed ? 1 : 0);

@@ -100,6 +100,9 @@ for choice in auto none required get_time; do
 done
 run "${bedrock[@]}" "weather?" --tools "$in/strict_tools.json" --tool-strict
 run "${bedrock[@]}" "structured" --schema "$in/schema.json" --schema-name city
+run "${bedrock[@]}" --messages "$in/conversation_bytes.json" --tools "$in/tools.json" --cache system,tools,last --cache-ttl 1h
+run count-tokens --provider bedrock --base-url "$base" --model anthropic.claude-3-5-sonnet-20240620-v1:0 \
+  --messages "$in/conversation_bytes.json" --tools "$in/tools.json" --max-tokens 99 --temperature 0.5
 # Token counting: the counter's body, for every format that has one.
 for provider in anthropic openai-responses gemini; do
   url=$base/v1

@@ -87,7 +87,7 @@ export const planted_gemini_embeddings: GeminiBatchEmbedContents = { requests: [
 
 // Bedrock has no npm request types: service_model.py holds its bodies to the service model.
 const files = readdirSync(recorded)
-  .filter((f) => f.endsWith('.json') && !f.endsWith('.bedrock-converse.json'))
+  .filter((f) => f.endsWith('.json') && !f.includes('.bedrock-'))
   .sort();
 let source = header;
 const lineOf = []; // [first line, file] of each body

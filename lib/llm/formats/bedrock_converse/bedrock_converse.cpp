@@ -300,6 +300,11 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
                                     const WireFormat& format) {
     if (request.seed) return unsupported("seed", format);
     if (request.parallel_tool_calls) return unsupported("parallel_tool_calls", format);
+    if (request.cache && request.cache->automatic)
+        return unsupported(
+            "automatic prompt caching (Converse caches at cachePoint blocks: name "
+            "the breakpoints, system, tools or last)",
+            format);
     if (auto bad = tools_check(request, parsed, format, anthropic_break)) return bad;
     if (auto bad = image_detail_check(request, format, false)) return bad;
     for (const ChatMessage& m : request.messages)
@@ -367,6 +372,19 @@ std::optional<Error> converse_read_whole(const Value& root, std::vector<Delta>& 
     if (const Value* usage = member(root, "usage")) converse_usage(*usage, end);
     deltas.push_back(std::move(end));
     return std::nullopt;
+}
+
+void converse_count_body(rapidjson::Document& body) {
+    // ConverseTokensRequest takes the conversation, the system prompt and the
+    // tools; sampling, output and the other settings are the call's, not the count's.
+    keep_members(body, {"messages", "system", "toolConfig"});
+    rapidjson::Document wrapped(rapidjson::kObjectType);
+    auto& a = wrapped.GetAllocator();
+    rapidjson::Value converse(body, a);
+    rapidjson::Value input(rapidjson::kObjectType);
+    input.AddMember("converse", converse, a);
+    wrapped.AddMember("input", input, a);
+    body.Swap(wrapped);
 }
 
 std::string converse_error_message(const Value& root) {

@@ -19,6 +19,11 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
 void converse_write_body(Writer& w, const ChatRequest& request, const RequestJson& parsed);
 /// The reader of converse-stream's events (the AWS event stream's, by event type).
 std::unique_ptr<EventReader> converse_event_reader();
+/// Prompt caching as cachePoint blocks (prompt_cache.cpp).
+std::optional<Error> write_converse_cache(rapidjson::Document& body, const ChatRequest& request,
+                                          const WireFormat& format);
+/// The CountTokens body: {"input":{"converse":{messages, system, toolConfig}}} of the call's body.
+void converse_count_body(rapidjson::Document& body);
 /// A ConverseResponse into deltas.
 std::optional<Error> converse_read_whole(const rapidjson::Value& root, std::vector<Delta>& deltas);
 /// The words of an error body: its `message` (or `Message`).
