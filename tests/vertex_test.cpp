@@ -10,7 +10,9 @@
 #include <openssl/rsa.h>
 #include <rapidjson/pointer.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -206,4 +208,34 @@ TEST_CASE("vertex: a key the endpoint refuses is its words, and a 401 renews the
     CHECK_THAT(refused.error().message, Catch::Contains("invalid_grant: Invalid JWT Signature."));
     CHECK_THAT(refused.error().message, !Catch::Contains("PRIVATE KEY"));
     CHECK(refused.error().body.empty());
+}
+
+TEST_CASE("vertex: eight calls at once share one token exchange") {
+    const std::string pem = rsa_pem();
+    MockServer probe;
+    probe.start();
+    const std::string url = probe.base_url();
+    probe.stop();
+    const std::string file = key_file("shared", pem, url + "/token");
+    nous::http::MockServerOptions o;
+    o.google_key_file = file;
+    o.port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+    MockServer checked(o);
+    checked.start();
+    GoogleEnv env(file);
+    std::vector<std::thread> threads;
+    std::atomic<int> answered{0};
+    for (int i = 0; i < 8; ++i)
+        threads.emplace_back([&] {
+            ChatRequest r = vertex(Provider::vertex, checked.base_url() + "/v1", "g");
+            r.stream = false;
+            if (run_chat(r)) ++answered;
+        });
+    for (auto& t : threads) t.join();
+    CHECK(answered == 8);
+    // Eight calls and one token request: the one thread that refreshed got
+    // ya29.mock-1, and the others waited for it.
+    CHECK(checked.requests_served() == 9);
+    CHECK(checked.last_request().header("authorization") ==
+          std::optional<std::string>("Bearer ya29.mock-1"));
 }
