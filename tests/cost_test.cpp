@@ -298,3 +298,62 @@ TEST_CASE("count_tokens asks each provider's counter and answers what the call's
     CHECK(refused.error().status == 400);
     CHECK_THAT(refused.error().message, Catch::Contains("bad model"));
 }
+
+TEST_CASE("the mock caches a marked prompt: the same call again reads it and costs less") {
+    // Anthropic's breakpoints and Bedrock's cachePoint write the prompt the
+    // first time and read it the second; OpenAI's prompt_cache_key reads it
+    // the second time (it bills no write). The cost falls by the formula.
+    MockServer server;
+    server.start();
+    auto prices = std::make_shared<const PriceTable>(table());
+    const std::string prompt(2000, 'x');
+    struct Case {
+        Provider provider;
+        const char* model;
+        bool writes;
+    };
+    ::setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    for (const Case& c : {Case{Provider::anthropic, "claude-sonnet-4-5", true},
+                          Case{Provider::bedrock, "claude-sonnet-4-5", true},
+                          Case{Provider::openai, "gpt-4o", false}}) {
+        INFO(to_string(c.provider));
+        ChatRequest r;
+        r.provider = c.provider;
+        r.base_url = server.base_url() + (c.provider == Provider::bedrock ? "" : "/v1");
+        r.api_key = c.provider == Provider::bedrock ? "" : "k";
+        r.model = c.model;
+        r.system = "Long instructions.";
+        r.messages = {ChatMessage::user(prompt)};
+        r.prices = prices;
+        r.stream = false;
+        if (c.provider == Provider::openai)
+            r.prompt_cache_key = "tenant-1";
+        else
+            r.cache = PromptCache{false, true, false, true, ""};
+        auto first = run_chat(r);
+        auto second = run_chat(r);
+        REQUIRE(first);
+        REQUIRE(second);
+        REQUIRE(first->usage);
+        REQUIRE(second->usage);
+        CHECK(first->usage->cached_input_tokens == 0);
+        CHECK(first->usage->cache_write_input_tokens ==
+              (c.writes ? first->usage->input_tokens : 0));
+        CHECK(second->usage->cached_input_tokens == second->usage->input_tokens);
+        CHECK(second->usage->input_tokens == first->usage->input_tokens);
+        REQUIRE(first->cost);
+        REQUIRE(second->cost);
+        CHECK(*second->cost < *first->cost);
+        CHECK(*second->cost == Approx(*prices->cost(c.model, *second->usage)));
+        // A different prompt is not the cached one.
+        r.messages = {ChatMessage::user(prompt + "y")};
+        auto other = run_chat(r);
+        REQUIRE(other);
+        CHECK(other->usage->cached_input_tokens == 0);
+    }
+    ::unsetenv("AWS_ACCESS_KEY_ID");
+    ::unsetenv("AWS_SECRET_ACCESS_KEY");
+    ::unsetenv("AWS_REGION");
+}

@@ -12,11 +12,11 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "chat_body.hpp"
 #include "nous/llm/run_chat.hpp"

@@ -97,6 +97,7 @@ bool MockServer::Impl::answer_chat(int fd, const mock::ChatRoute& route,
     auto fault = mock::requested_fault(request, options.fault, error);
     if (!fault || !mock::read_chat(route, request, options, *fault, stream, reply, error))
         return write_response(fd, error);
+    prompt_caches.apply(route.format, request, reply);
     const std::int64_t output_tokens = reply.tokens;  // words, or the pieces of a text given whole
     bool written = false;
     const auto operations =

@@ -21,6 +21,8 @@ struct Reply {
     std::int64_t tokens = 16;  ///< text tokens; token i is word(i)
     std::string tool_name;     ///< empty: no tool call
     int prompt_tokens = 1;
+    /// Of prompt_tokens, read from the prompt cache or written to it (prompt_caches.hpp).
+    int cache_read = 0, cache_write = 0;
     bool include_usage = true;  ///< OpenAI streams: only when asked (stream_options.include_usage)
     bool reasoning = false;     ///< reasoning text (with a signature) before the answer
     /// A text given whole (a structured answer, a reply cut at a stop

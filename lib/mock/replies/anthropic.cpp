@@ -19,6 +19,13 @@ std::string stop_sequence(const Reply& r) {
     return r.stop_sequence.empty() ? "null" : json_string(r.stop_sequence);
 }
 
+/// Anthropic's usage up to its output: input_tokens leaves the cache out, reported apart.
+std::string anthropic_input(const Reply& r) {
+    return R"({"input_tokens":)" + std::to_string(r.prompt_tokens - r.cache_read - r.cache_write) +
+           R"(,"cache_creation_input_tokens":)" + std::to_string(r.cache_write) +
+           R"(,"cache_read_input_tokens":)" + std::to_string(r.cache_read);
+}
+
 /// Anthropic's content blocks: thinking (when asked) first, then text, then the tool call.
 int anthropic_text_index(const Reply& r) { return r.reasoning ? 1 : 0; }
 
@@ -27,8 +34,8 @@ void anthropic_events(const Reply& r, std::vector<std::string>& before,
     before.push_back(sse(
         R"({"type":"message_start","message":{"id":"msg_mock","type":"message","role":"assistant","model":)" +
             json_string(r.model) +
-            R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)" +
-            std::to_string(r.prompt_tokens) + R"(,"output_tokens":1}}})",
+            R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":)" +
+            anthropic_input(r) + R"(,"output_tokens":1}}})",
         "message_start"));
     if (r.reasoning) {
         before.push_back(sse(
@@ -168,9 +175,8 @@ class AnthropicReply final : public ReplyFormat {
             tail += R"(,{"type":"tool_use","id":"toolu_mock_1","name":)" +
                     json_string(r.tool_name) + R"(,"input":)" + kArguments + "}";
         body.tail = tail + "]" + R"(,"stop_reason":)" + stop_reason(r) + R"(,"stop_sequence":)" +
-                    stop_sequence(r) + R"(,"usage":{"input_tokens":)" +
-                    std::to_string(r.prompt_tokens) + R"(,"output_tokens":)" +
-                    std::to_string(output_tokens(r)) + "}}";
+                    stop_sequence(r) + R"(,"usage":)" + anthropic_input(r) +
+                    R"(,"output_tokens":)" + std::to_string(output_tokens(r)) + "}}";
     }
 };
 

@@ -26,7 +26,9 @@ std::string stop_reason(const Reply& r) {
 int text_index(const Reply& r) { return r.reasoning ? 1 : 0; }
 
 std::string usage(const Reply& r) {
-    return R"({"inputTokens":)" + std::to_string(r.prompt_tokens) + R"(,"outputTokens":)" +
+    return R"({"inputTokens":)" + std::to_string(r.prompt_tokens - r.cache_read - r.cache_write) +
+           R"(,"cacheReadInputTokens":)" + std::to_string(r.cache_read) +
+           R"(,"cacheWriteInputTokens":)" + std::to_string(r.cache_write) + R"(,"outputTokens":)" +
            std::to_string(output_tokens(r)) + R"(,"totalTokens":)" +
            std::to_string(r.prompt_tokens + output_tokens(r)) + "}";
 }

@@ -38,7 +38,8 @@ void openai_events(const Reply& r, std::vector<std::string>& before,
         after.push_back(sse(
             R"({"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":)" +
             json_string(r.model) + R"(,"choices":[],"usage":{"prompt_tokens":)" +
-            std::to_string(r.prompt_tokens) + R"(,"completion_tokens":)" +
+            std::to_string(r.prompt_tokens) + R"(,"prompt_tokens_details":{"cached_tokens":)" +
+            std::to_string(r.cache_read) + R"(},"completion_tokens":)" +
             std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
             std::to_string(r.prompt_tokens + output_tokens(r)) + "}}"));
     after.push_back("data: [DONE]\n\n");
@@ -116,6 +117,7 @@ class OpenAIReply final : public ReplyFormat {
         body.tail =
             tail + R"(,"finish_reason":)" + (r.tool_name.empty() ? "\"stop\"" : "\"tool_calls\"") +
             R"(}],"usage":{"prompt_tokens":)" + std::to_string(r.prompt_tokens) +
+            R"(,"prompt_tokens_details":{"cached_tokens":)" + std::to_string(r.cache_read) + "}" +
             R"(,"completion_tokens":)" + std::to_string(output_tokens(r)) + R"(,"total_tokens":)" +
             std::to_string(r.prompt_tokens + output_tokens(r)) + "}}";
     }

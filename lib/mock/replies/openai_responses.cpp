@@ -67,7 +67,8 @@ std::string responses_object(const Reply& r, bool done, bool with_text = true) {
            std::string(done ? "\"completed\"" : "\"in_progress\"") + R"(,"model":)" +
            json_string(r.model) + R"(,"output":[)" + output + "]," +
            (done ? R"("usage":{"input_tokens":)" + std::to_string(r.prompt_tokens) +
-                       R"(,"input_tokens_details":{"cached_tokens":0},"output_tokens":)" +
+                       R"(,"input_tokens_details":{"cached_tokens":)" +
+                       std::to_string(r.cache_read) + R"(},"output_tokens":)" +
                        std::to_string(output_tokens(r)) +
                        R"(,"output_tokens_details":{"reasoning_tokens":)" +
                        std::to_string(r.reasoning ? 4 : 0) + R"(},"total_tokens":)" +
