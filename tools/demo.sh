@@ -5,7 +5,7 @@
 set -euo pipefail
 nouscli=${1:-build/tools/nouscli}
 log=$(mktemp)
-"$nouscli" mock-server --port 0 --tokens-per-second 25 --first-token-ms 200 >"$log" 2>&1 &
+"$nouscli" mock-server --port 0 --tokens-per-second 25 --first-token-ms 200 --aws-secret demo-secret >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do
@@ -69,3 +69,16 @@ printf '%s' '{"models":{"claude-sonnet-4*":{"input":3,"output":15,"cached_input"
 echo "\$ nouscli chat 'Summarise our Q3 report' --provider anthropic ... --cache auto --prices PRICES --json"
 "$nouscli" chat 'Summarise our Q3 report' --provider anthropic --base-url "$base/v1" \
   --model claude-sonnet-4-5 --cache auto --prices "$schema" --json
+echo "(the same call again: its prompt read from the cache, and cheaper)"
+"$nouscli" chat 'Summarise our Q3 report' --provider anthropic --base-url "$base/v1" \
+  --model claude-sonnet-4-5 --cache auto --prices "$schema" --json
+echo
+echo "# the clouds: Bedrock's Converse signed with SigV4 (the mock recomputes the signature)"
+echo "\$ AWS_ACCESS_KEY_ID=AKIDDEMO AWS_SECRET_ACCESS_KEY=demo-secret nouscli chat 'Hello' --provider bedrock --region us-east-1 --base-url $base --model anthropic.claude-3-5-sonnet-20240620-v1:0"
+AWS_ACCESS_KEY_ID=AKIDDEMO AWS_SECRET_ACCESS_KEY=demo-secret "$nouscli" chat 'Hello' --provider bedrock \
+  --region us-east-1 --base-url "$base" --model anthropic.claude-3-5-sonnet-20240620-v1:0
+echo
+echo "\$ (a wrong secret) nouscli chat 'Hello' --provider bedrock ..."
+AWS_ACCESS_KEY_ID=AKIDDEMO AWS_SECRET_ACCESS_KEY=wrong "$nouscli" chat 'Hello' --provider bedrock \
+  --region us-east-1 --base-url "$base" --model anthropic.claude-3-5-sonnet-20240620-v1:0 ||
+  echo "(exit $?: AWS's own refusal, and the secret nowhere)"
