@@ -7,6 +7,8 @@
 // the whole body come out.
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <cstdlib>
 #include <string>
@@ -21,8 +23,9 @@ namespace mock = nous::http::mock;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 2) return 0;
     const mock::Format formats[] = {mock::Format::openai, mock::Format::anthropic,
-                                    mock::Format::gemini, mock::Format::responses};
-    const mock::Format format = formats[data[0] % 4];
+                                    mock::Format::gemini, mock::Format::responses,
+                                    mock::Format::bedrock};
+    const mock::Format format = formats[data[0] % 5];
     const bool whole_body = data[1] & 1;
     const mock::Fault fault = (data[1] & 6) == 2   ? mock::Fault::schema_violation
                               : (data[1] & 6) == 4 ? mock::Fault::refusal
@@ -59,6 +62,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                R"("responseJsonSchema":)" +
                                schema + "}}";
                 break;
+            case mock::Format::bedrock: {
+                // Converse sends the schema as a string: the input, JSON-escaped.
+                rapidjson::StringBuffer quoted;
+                rapidjson::Writer<rapidjson::StringBuffer> w(quoted);
+                w.String(schema.data(), static_cast<rapidjson::SizeType>(schema.size()));
+                request.body = R"({"messages":[{"role":"user","content":[{"text":"x"}]}],)"
+                               R"("outputConfig":{"textFormat":{"type":"json_schema",)"
+                               R"("structure":{"jsonSchema":{"schema":)" +
+                               std::string(quoted.GetString(), quoted.GetSize()) + "}}}}}";
+                break;
+            }
         }
     }
     mock::ChatRoute route;
