@@ -16,6 +16,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "llm/embeddings/body_reader.hpp"
 #include "llm/embeddings/embedding_format.hpp"
@@ -725,4 +726,27 @@ TEST_CASE(
     for (const auto& batch : e->batches)
         CHECK(batch.count * 420 <= 300'000);  // its CJK bytes alone
     server.stop();
+}
+
+TEST_CASE("embed() ignores a chat's content deadlines: its stream hands out no event") {
+    // An answer that takes 50 ms: a 1 ms first-event deadline would end a
+    // stream whose events never come, were it applied to embeddings.
+    MockServer server;
+    server.set_handler([](const MockRequest&, MockResponse& res) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        res.headers = {{"Content-Type", "application/json"}};
+        res.body =
+            R"({"data":[{"index":0,"embedding":[0.5,-0.25,1]}],"usage":{"prompt_tokens":1}})";
+        return true;
+    });
+    server.start();
+    EmbedRequest r = request_to(server, Provider::openai, 1);
+    r.dimensions.reset();
+    nous::http::Options options;
+    options.first_event_timeout = nous::http::Milliseconds(1);
+    options.event_idle_timeout = nous::http::Milliseconds(1);
+    auto e = embed(r, options);
+    INFO((e ? std::string() : e.error().message));
+    REQUIRE(e);
+    CHECK(e->values == std::vector<float>{0.5f, -0.25f, 1.0f});
 }

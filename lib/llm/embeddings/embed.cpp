@@ -189,6 +189,10 @@ class EmbedCall {
         nous::http::Options options = options_;
         options.stream_backend = "pull";
         options.decoder = [&reader] { return detail::embedding_decoder(reader); };
+        // The decoder hands out no event: deadlines that count content events are a chat's.
+        options.first_event_timeout.reset();
+        options.event_idle_timeout.reset();
+        options.is_content_event = nullptr;
         nous::http::Stream stream = nous::http::stream(url_, body, headers_, options);
         std::optional<Error> error;
         while (auto item = stream.next_view())

@@ -205,11 +205,17 @@ std::string google_key_file() {
 }
 
 std::string google_key_project(const std::string& key_file) {
-    auto text = read_file(key_file);
-    if (!text) return {};
-    auto doc = nous::http::parse_json(*text);
-    if (!doc || !doc.value()->IsObject()) return {};
-    return string_member(*doc.value(), "project_id").value_or("");
+    // Read once per file for the process: every call asks for it.
+    static std::mutex mutex;
+    static std::map<std::string, std::string> projects;
+    std::lock_guard lock(mutex);
+    if (auto it = projects.find(key_file); it != projects.end()) return it->second;
+    std::string project;
+    if (auto text = read_file(key_file))
+        if (auto doc = nous::http::parse_json(*text); doc && doc.value()->IsObject())
+            project = string_member(*doc.value(), "project_id").value_or("");
+    projects[key_file] = project;
+    return project;
 }
 
 Result<std::string> google_access_token(const std::string& key_file) {
