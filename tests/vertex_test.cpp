@@ -239,3 +239,23 @@ TEST_CASE("vertex: eight calls at once share one token exchange") {
     CHECK(checked.last_request().header("authorization") ==
           std::optional<std::string>("Bearer ya29.mock-1"));
 }
+
+TEST_CASE("the mock serves Vertex's counters: Gemini's :countTokens and Anthropic's count-tokens") {
+    MockServer server;
+    server.start();
+    const nous::http::Headers bearer = {{"Authorization", "Bearer ya29.any"},
+                                        {"Content-Type", "application/json"}};
+    auto gemini = nous::http::post(
+        server.base_url() +
+            "/v1/projects/p/locations/global/publishers/google/models/g:countTokens",
+        R"({"contents":[{"role":"user","parts":[{"text":"hello world, how are you"}]}]})", bearer);
+    REQUIRE(gemini);
+    CHECK(gemini->body == R"({"totalTokens":7})");
+    auto claude = nous::http::post(
+        server.base_url() +
+            "/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict",
+        R"({"model":"c","messages":[{"role":"user","content":"hello world, how are you"}]})",
+        bearer);
+    REQUIRE(claude);
+    CHECK(claude->body == R"({"input_tokens":7})");
+}

@@ -43,6 +43,15 @@ std::optional<Format> count_route(const std::string& method, const std::string& 
     if (method != "POST") return std::nullopt;
     if (path == "/v1/messages/count_tokens") return Format::anthropic;
     if (path == "/v1/responses/input_tokens") return Format::responses;
+    // Vertex AI: Gemini's :countTokens, Anthropic's count-tokens:rawPredict.
+    if (path.rfind("/v1/projects/", 0) == 0) {
+        if (path.ends_with("/publishers/anthropic/models/count-tokens:rawPredict"))
+            return Format::anthropic;
+        if (path.find("/publishers/google/models/") != std::string::npos &&
+            path.ends_with(":countTokens"))
+            return Format::gemini;
+        return std::nullopt;
+    }
     if (path.rfind("/model/", 0) == 0 && path.size() > 20 &&
         path.compare(path.size() - 13, 13, "/count-tokens") == 0)
         return Format::bedrock;
