@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "chat_body.hpp"
+#include "nous/llm/count_tokens.hpp"
 #include "nous/llm/run_chat.hpp"
 #include "nous/llm/telemetry.hpp"
 #include "nous/mock/mock_server.hpp"
@@ -258,4 +259,38 @@ TEST_CASE("the mock serves Vertex's counters: Gemini's :countTokens and Anthropi
         bearer);
     REQUIRE(claude);
     CHECK(claude->body == R"({"input_tokens":7})");
+}
+
+TEST_CASE(
+    "count_tokens on Vertex: Gemini's :countTokens and Anthropic's count-tokens, with the bearer") {
+    MockServer server;
+    server.start();
+    GoogleEnv env("/nonexistent/key.json");
+    for (Provider p : {Provider::vertex, Provider::vertex_anthropic}) {
+        INFO(to_string(p));
+        ChatRequest r = vertex(p, server.base_url() + "/v1", "a-model");
+        r.api_key = "ya29.caller";
+        r.project = "p1";
+        r.system = "Be brief.";
+        r.max_tokens = 50;
+        auto n = count_tokens(r);
+        INFO((n ? std::string() : n.error().message));
+        REQUIRE(n);
+        CHECK(n.value() > 0);
+        CHECK(server.last_request().header("authorization") ==
+              std::optional<std::string>("Bearer ya29.caller"));
+        auto body = nous::http::parse_json(server.last_request().body);
+        REQUIRE(body);
+        if (p == Provider::vertex) {
+            CHECK(server.last_request().target ==
+                  "/v1/projects/p1/locations/global/publishers/google/models/a-model:countTokens");
+            CHECK(body.value()->HasMember("contents"));
+        } else {
+            CHECK(server.last_request().target ==
+                  "/v1/projects/p1/locations/global/publishers/anthropic/models/"
+                  "count-tokens:rawPredict");
+            CHECK(std::string((*body.value())["model"].GetString()) == "a-model");
+            CHECK_FALSE(body.value()->HasMember("max_tokens"));
+        }
+    }
 }

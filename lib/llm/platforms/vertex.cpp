@@ -66,14 +66,19 @@ class Vertex final : public WireFormat {
         return "GOOGLE_OAUTH_ACCESS_TOKEN";
     }
 
-    std::string url(const ChatRequest& request, const std::string& base) const override {
+    /// https://HOST/v1/projects/P/locations/L/publishers/ (the host: `base`, else the location's).
+    static std::string publishers(const ChatRequest& request, const std::string& base) {
         const std::string location = location_of(request);
         const std::string host = !base.empty() ? base
                                  : location == "global"
                                      ? std::string("https://aiplatform.googleapis.com/v1")
                                      : "https://" + location + "-aiplatform.googleapis.com/v1";
-        const std::string at =
-            host + "/projects/" + project_of(request) + "/locations/" + location + "/publishers/";
+        return host + "/projects/" + project_of(request) + "/locations/" + location +
+               "/publishers/";
+    }
+
+    std::string url(const ChatRequest& request, const std::string& base) const override {
+        const std::string at = publishers(request, base);
         if (!anthropic_) return format_.url(request, at + "google");
         return at + "anthropic/models/" + request.model +
                (request.stream ? ":streamRawPredict" : ":rawPredict");
@@ -112,6 +117,26 @@ class Vertex final : public WireFormat {
     std::optional<Error> write_cache(rapidjson::Document& body,
                                      const ChatRequest& request) const override {
         return format_.write_cache(body, request);
+    }
+    std::optional<Error> count_request(const ChatRequest& request, const std::string& base,
+                                       std::string& url, rapidjson::Document& body) const override {
+        const std::string at = publishers(request, base);
+        if (!anthropic_) {
+            // Vertex's CountTokensRequest: the request's own members, unwrapped.
+            url = at + "google/models/" + request.model + ":countTokens";
+            keep_members(body, {"contents", "systemInstruction", "tools", "generationConfig"});
+            return std::nullopt;
+        }
+        // Anthropic's counter on Vertex: its count body with the model named in it.
+        url = at + "anthropic/models/count-tokens:rawPredict";
+        keep_members(body, {"messages", "system", "tools", "tool_choice", "thinking",
+                            "output_config", "anthropic_version"});
+        body.AddMember("model", rapidjson::Value(request.model.c_str(), body.GetAllocator()),
+                       body.GetAllocator());
+        return std::nullopt;
+    }
+    std::optional<std::int64_t> count_of(const rapidjson::Value& root) const override {
+        return format_.count_of(root);
     }
     std::optional<Error> sign(HttpCall& call, const ChatRequest& request) const override {
         if (!request.api_key.empty()) return std::nullopt;
