@@ -9,8 +9,10 @@
 #include <rapidjson/pointer.h>
 #include <rapidjson/writer.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <mutex>
 
 #include "chat_body.hpp"
 #include "nous/llm/aws_sigv4.hpp"
@@ -50,6 +52,10 @@ struct AwsEnv {
               "AWS_DEFAULT_REGION", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE"})
             ::unsetenv(name);
         ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+        // No cloud metadata here: the chain ends at the credentials file.
+        ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+        ::unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+        ::unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
         if (keys) {
             ::setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
             ::setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
@@ -434,4 +440,90 @@ TEST_CASE("bedrock: cachePoint blocks where the breakpoints are, and count-token
     REQUIRE(body);
     CHECK(at(*body.value(), "/input/converse/system") == R"([{"text":"Be brief."}])");
     CHECK(at(*body.value(), "/input/converse/inferenceConfig") == "<absent>");
+}
+
+TEST_CASE("the AWS chain's cloud sources: ECS/EKS container credentials and EC2's IMDSv2") {
+    AwsEnv env(false, true);
+    const std::string secret = "container-secret";
+    nous::http::MockServerOptions o;
+    o.aws_secret = secret;
+    MockServer server(o);
+    std::atomic<int> imds_token_asks{0};
+    std::string seen_authorization;
+    std::mutex seen;
+    server.set_handler([&](const nous::http::MockRequest& req, nous::http::MockResponse& res) {
+        const std::string creds =
+            R"({"AccessKeyId":"ASIACLOUD","SecretAccessKey":")" + secret +
+            R"(","Token":"cloud-session","Expiration":"2099-01-01T00:00:00Z"})";
+        if (req.target == "/container-creds" && req.method == "GET") {
+            std::lock_guard lock(seen);
+            seen_authorization = req.header("authorization").value_or("");
+            res.body = creds;
+            return true;
+        }
+        if (req.target == "/latest/api/token" && req.method == "PUT") {
+            ++imds_token_asks;
+            res.body = "imds-session-token";
+            return true;
+        }
+        if (req.target.rfind("/latest/meta-data/iam/security-credentials/", 0) == 0) {
+            if (req.header("x-aws-ec2-metadata-token") !=
+                std::optional<std::string>("imds-session-token")) {
+                res.status = 401;
+                return true;
+            }
+            res.body = req.target.ends_with("/") ? "role-1" : creds;
+            return true;
+        }
+        return false;  // the model routes: the mock's own, checking SigV4 with `secret`
+    });
+    server.start();
+    ChatRequest r = bedrock(server.base_url());
+    r.stream = false;
+
+    SECTION("container") {
+        ::setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 (server.base_url() + "/container-creds").c_str(), 1);
+        ::setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-auth", 1);
+        auto result = run_chat(r);
+        ::unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+        ::unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+        INFO((result ? std::string() : result.error().message));
+        REQUIRE(result);
+        std::lock_guard lock(seen);
+        CHECK(seen_authorization == "container-auth");
+        CHECK(server.last_request().header("authorization")->find("Credential=ASIACLOUD/") !=
+              std::string::npos);
+        CHECK(server.last_request().header("x-amz-security-token") ==
+              std::optional<std::string>("cloud-session"));
+    }
+    SECTION("IMDSv2") {
+        ::unsetenv("AWS_EC2_METADATA_DISABLED");
+        ::setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", server.base_url().c_str(), 1);
+        auto first = run_chat(r);
+        auto second = run_chat(r);
+        ::unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+        ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+        INFO((first ? std::string() : first.error().message));
+        REQUIRE(first);
+        REQUIRE(second);
+        CHECK(server.last_request().header("authorization")->find("Credential=ASIACLOUD/") !=
+              std::string::npos);
+        CHECK(imds_token_asks <= 1);  // kept until 5 minutes before they expire (2099)
+    }
+}
+
+TEST_CASE("the AWS chain ends at a silent metadata endpoint: refused naming every source") {
+    AwsEnv env(false, true);
+    ::unsetenv("AWS_EC2_METADATA_DISABLED");
+    MockServer refusing;  // answers 404 to the metadata paths
+    refusing.start();
+    ::setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", refusing.base_url().c_str(), 1);
+    auto call = build_chat_call(bedrock());
+    ::unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+    REQUIRE_FALSE(call);
+    CHECK(call.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(call.error().message, Catch::Contains("AWS_ACCESS_KEY_ID"));
+    CHECK_THAT(call.error().message, Catch::Contains("container credentials"));
+    CHECK_THAT(call.error().message, Catch::Contains("instance metadata"));
 }

@@ -1036,6 +1036,7 @@ TEST_CASE("nouscli chat on bedrock: SigV4 from the environment, and exits 0, 2, 
          {"AWS_BEARER_TOKEN_BEDROCK", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_PROFILE"})
         ::unsetenv(name);
     ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+    ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
     ::setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
     ::setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
     ::unsetenv("AWS_REGION");

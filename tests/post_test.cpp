@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <mutex>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -565,4 +566,41 @@ TEST_CASE("userinfo in a request URL is dropped silently: it is sent as Basic au
     REQUIRE(r.ok());
     std::lock_guard lock(mutex);
     CHECK(header_of(head, "Authorization") == "Basic dXNlcjpwQHNz");  // base64("user:p@ss")
+}
+
+TEST_CASE(
+    "request(): GET and PUT through the same pipeline on each backend, and a GET with a body or a "
+    "bad "
+    "method refused") {
+    MockServer server;
+    std::string methods;
+    std::string bodies;
+    std::mutex seen;
+    server.set_handler([&](const MockRequest& req, MockResponse& res) {
+        std::lock_guard lock(seen);
+        methods += req.method + " ";
+        bodies += "[" + req.body + "]";
+        res.body = "ok " + req.method;
+        return true;
+    });
+    server.start();
+    auto got = request("GET", server.base_url() + "/meta", {}, {{"Metadata-Flavor", "Google"}});
+    REQUIRE(got);
+    CHECK(got->body == "ok GET");
+    auto put = request("PUT", server.base_url() + "/token", "x", {});
+    REQUIRE(put);
+    CHECK(put->body == "ok PUT");
+    auto posted = post(server.base_url() + "/p", "y");
+    REQUIRE(posted);
+    {
+        std::lock_guard lock(seen);
+        CHECK(methods == "GET PUT POST ");
+        CHECK(bodies == "[][x][y]");
+    }
+    auto with_body = request("GET", server.base_url() + "/meta", "nope");
+    REQUIRE_FALSE(with_body);
+    CHECK(with_body.error().code == ErrorCode::invalid_argument);
+    auto bad = request("G ET\r\n", server.base_url() + "/meta");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == ErrorCode::invalid_argument);
 }

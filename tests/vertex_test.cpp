@@ -294,3 +294,51 @@ TEST_CASE(
         }
     }
 }
+
+TEST_CASE(
+    "vertex: without a token or a key file, the metadata server's token, and a silent one "
+    "refused") {
+    MockServer server;
+    std::atomic<int> asked{0};
+    server.set_handler([&](const nous::http::MockRequest& req, nous::http::MockResponse& res) {
+        if (req.target != "/computeMetadata/v1/instance/service-accounts/default/token")
+            return false;
+        ++asked;
+        if (req.method != "GET" ||
+            req.header("metadata-flavor") != std::optional<std::string>("Google")) {
+            res.status = 403;
+            return true;
+        }
+        res.body = R"({"access_token":"ya29.metadata","expires_in":3599,"token_type":"Bearer"})";
+        return true;
+    });
+    server.start();
+    GoogleEnv env("/nonexistent/key.json");
+    ::unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+    const std::string host = server.base_url().substr(std::string("http://").size());
+    ::setenv("GCE_METADATA_HOST", host.c_str(), 1);
+    ChatRequest r = vertex(Provider::vertex, server.base_url() + "/v1", "g");
+    r.project = "p1";
+    r.stream = false;
+    auto result = run_chat(r);
+    auto again = run_chat(r);
+    INFO((result ? std::string() : result.error().message));
+    REQUIRE(result);
+    REQUIRE(again);
+    CHECK(server.last_request().header("authorization") ==
+          std::optional<std::string>("Bearer ya29.metadata"));
+    CHECK(asked == 1);  // the token kept for the process
+    // A metadata server that is not there: refused before the model is called, naming the chain.
+    ::setenv("GCE_METADATA_HOST", "127.0.0.1:1", 1);
+    nous::http::MockServer model;
+    model.start();
+    ChatRequest elsewhere = vertex(Provider::vertex, model.base_url() + "/v1", "g");
+    elsewhere.project = "p1";
+    // (a new host: its own token, not the cached one)
+    auto refused = build_chat_call(elsewhere);
+    ::unsetenv("GCE_METADATA_HOST");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(refused.error().message, Catch::Contains("GOOGLE_APPLICATION_CREDENTIALS"));
+    CHECK_THAT(refused.error().message, Catch::Contains("GCE_METADATA_HOST"));
+}

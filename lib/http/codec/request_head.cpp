@@ -8,7 +8,7 @@ namespace nous::http::detail {
 
 std::string serialize_request_head(const Url& url, std::size_t body_size, const Headers& headers,
                                    bool absolute_form, const std::string& proxy_authorization,
-                                   const Headers& extra) {
+                                   const Headers& extra, std::string_view method) {
     bool has_host = false, has_type = false, has_agent = false;
     std::size_t size = 128 + url.target.size() + url.host.size();
     for (const auto& [k, v] : extra) size += k.size() + v.size() + 4;
@@ -20,7 +20,8 @@ std::string serialize_request_head(const Url& url, std::size_t body_size, const 
     }
     std::string head;
     head.reserve(size);
-    head += "POST ";
+    head += method;
+    head += ' ';
     if (absolute_form) head += url.scheme() + "://" + url.host_header();
     head += url.target;
     head += " HTTP/1.1\r\n";

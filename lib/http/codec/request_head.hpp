@@ -14,6 +14,6 @@ namespace nous::http::detail {
 /// The caller's headers were validated (no CR/LF/NUL, framing rules).
 std::string serialize_request_head(const Url& url, std::size_t body_size, const Headers& headers,
                                    bool absolute_form, const std::string& proxy_authorization,
-                                   const Headers& extra = {});
+                                   const Headers& extra = {}, std::string_view method = "POST");
 
 }  // namespace nous::http::detail

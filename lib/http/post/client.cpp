@@ -1,6 +1,8 @@
 // post(): validation, backend resolution, the one prepared call, the retry
 // runner, logging.
 
+#include <algorithm>
+
 #include "core/config.hpp"
 #include "core/headers.hpp"
 #include "core/log.hpp"
@@ -12,7 +14,20 @@ namespace nous::http {
 
 Result<Response> post(std::string_view url, std::string_view body, const Headers& headers,
                       const Options& options) {
+    return request("POST", url, body, headers, options);
+}
+
+Result<Response> request(std::string_view method, std::string_view url, std::string_view body,
+                         const Headers& headers, const Options& options) {
     using namespace detail;
+    const bool token = !method.empty() && std::all_of(method.begin(), method.end(),
+                                                      [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (!token)
+        return Error(
+            ErrorCode::invalid_argument,
+            "a method is upper-case letters (GET, PUT, POST), not '" + std::string(method) + "'");
+    if (method == "GET" && !body.empty())
+        return Error(ErrorCode::invalid_argument, "a GET request sends no body");
     // Every backend, custom ones included, sees only calls that passed this.
     auto valid = validate_call(url, body, headers);
     if (!valid) {
@@ -29,14 +44,16 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
     auto call = backend.value()->prepare(std::move(valid.value()), headers, options, env, *config);
     if (!call) return call.error();
 
-    const Request request{url, body, &headers};
+    call->method = std::string(method);
+    const Request request{url, body, &headers, method};
     std::optional<Response> response;
     RetryRun run;
     run.max_retries = call->settings.max_retries;
     run.total_timeout = options.total_timeout;
     run.hooks = options.test_hooks;
     run.cancel = options.cancel;
-    run.what = "POST";
+    const std::string what(method);
+    run.what = what.c_str();
     std::optional<Error> error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
             Result<Response> result =
@@ -48,8 +65,8 @@ Result<Response> post(std::string_view url, std::string_view body, const Headers
         run);
     if (!error) return std::move(*response);
     if (log_enabled(LogLevel::warning)) {
-        std::string line = std::string(to_string(error->code)) + " POST " + url_for_log(url) +
-                           ": " + error->message;
+        std::string line = std::string(to_string(error->code)) + " " + what + " " +
+                           url_for_log(url) + ": " + error->message;
         // The request id is for the provider's support: not a secret, and the
         // one header value a log line carries.
         if (!error->request_id.empty()) line += " (request id " + error->request_id + ")";

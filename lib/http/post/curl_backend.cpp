@@ -234,10 +234,18 @@ class CurlBackend final : public PreparedBackend {
         curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
         curl_easy_setopt(easy, CURLOPT_SHARE, share().get());
         curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(easy, CURLOPT_POST, 1L);
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                         static_cast<curl_off_t>(request.body.size()));
+        const std::string method(request.method);
+        if (method == "GET") {
+            curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+        } else {
+            curl_easy_setopt(easy, CURLOPT_POST, 1L);
+            curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+            curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                             static_cast<curl_off_t>(request.body.size()));
+        }
+        // A reused handle keeps the last call's method: POST and GET clear it.
+        curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
+                         method == "POST" || method == "GET" ? nullptr : method.c_str());
         curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);  // redirects are never followed (SSRF)
         curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, options.tcp_nodelay ? 1L : 0L);
         curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,

@@ -100,7 +100,7 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
         timings_ = lease->timings;
         registration_.emplace(params_.cancel, transport_.get());
         reader_.emplace(*transport_, params_, buffer_, buffer_size_);
-        std::optional<Error> error = reader_->send(call_.url, body, headers);
+        std::optional<Error> error = reader_->send(call_.url, body, headers, call_.method);
         if (!error) error = reader_->read_head();
         if (!error) return std::nullopt;
         const bool stale = reused_ && resends == 0 && !reader_->any_response_byte() &&

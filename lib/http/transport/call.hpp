@@ -20,6 +20,7 @@ namespace nous::http::detail {
 /// Everything about a call that stays the same from attempt to attempt.
 struct PreparedCall {
     Url url;
+    std::string method = "POST";
     std::string proxy;                ///< proxy URL, or empty for a direct connection
     std::string proxy_authorization;  ///< plain http through an authenticating proxy
     Headers extra_headers;  ///< set by the library (Authorization from userinfo, Idempotency-Key)

@@ -49,11 +49,11 @@ ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& param
     : transport_(transport), params_(params), buffer_(buffer), size_(size) {}
 
 std::optional<Error> ResponseReader::send(const Url& url, std::string_view body,
-                                          const Headers& headers) {
+                                          const Headers& headers, std::string_view method) {
     static const Headers no_extra;
     const std::string head = serialize_request_head(
         url, body.size(), headers, transport_.absolute_form(), params_.proxy_authorization,
-        params_.extra_headers ? *params_.extra_headers : no_extra);
+        params_.extra_headers ? *params_.extra_headers : no_extra, method);
     IoResult w = transport_.write_all(head, body, params_.deadlines, params_.cancel);
     if (w.status == IoStatus::ok) {
         request_sent_ = true;

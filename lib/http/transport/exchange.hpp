@@ -32,7 +32,8 @@ class ResponseReader {
     ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer,
                    std::size_t size);
 
-    std::optional<Error> send(const Url& url, std::string_view body, const Headers& headers);
+    std::optional<Error> send(const Url& url, std::string_view body, const Headers& headers,
+                              std::string_view method = "POST");
     std::optional<Error> read_head();
     const ResponseHead& head() const noexcept { return head_; }
     ResponseHead& head() noexcept { return head_; }

@@ -140,7 +140,37 @@ Result<Token> token_exchange(const std::string& token_uri, const std::string& fo
                  Clock::now() + std::chrono::seconds(std::max<std::int64_t>(0, expires - 300))};
 }
 
+/// The GKE/GCE metadata server's token for the instance's default service
+/// account (host GCE_METADATA_HOST, else metadata.google.internal; 1 s bound).
+Result<Token> from_metadata_server() {
+    const char* host_env = std::getenv("GCE_METADATA_HOST");
+    const std::string host = host_env && *host_env ? host_env : "metadata.google.internal";
+    nous::http::Options o;
+    o.max_retries = 0;
+    o.connect_timeout = nous::http::Milliseconds(1000);
+    o.total_timeout = nous::http::Milliseconds(1000);
+    auto r = nous::http::request(
+        "GET", "http://" + host + "/computeMetadata/v1/instance/service-accounts/default/token", {},
+        {{"Metadata-Flavor", "Google"}}, o);
+    if (!r)
+        return auth_error(
+            "no Google credentials: GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, "
+            "gcloud's application_default_credentials.json, or the metadata server at " +
+            host + " (GCE_METADATA_HOST), which refused or stayed silent past 1 s (" +
+            r.error().message + ")");
+    auto doc = nous::http::parse_json(r->body);
+    if (!doc || !doc.value()->IsObject())
+        return auth_error("the metadata server at " + host + " answered no JSON object");
+    auto token = string_member(*doc.value(), "access_token");
+    if (!token || token->empty())
+        return auth_error("the metadata server at " + host + " answered no access_token");
+    const std::int64_t expires = int_member(*doc.value(), "expires_in").value_or(3600);
+    return Token{*token,
+                 Clock::now() + std::chrono::seconds(std::max<std::int64_t>(0, expires - 300))};
+}
+
 Result<Token> fetch(const std::string& key_file) {
+    if (key_file.empty()) return from_metadata_server();
     auto text = read_file(key_file);
     if (!text) return auth_error("cannot read the Google key file " + key_file);
     auto doc = nous::http::parse_json(*text);
@@ -218,21 +248,30 @@ std::string google_key_project(const std::string& key_file) {
     return project;
 }
 
+/// The cache's key: the key file, or the metadata server's host.
+static std::string source_of(const std::string& key_file) {
+    if (!key_file.empty()) return key_file;
+    const char* host = std::getenv("GCE_METADATA_HOST");
+    return std::string("metadata:") + (host && *host ? host : "metadata.google.internal");
+}
+
 Result<std::string> google_access_token(const std::string& key_file) {
     Cache& c = cache();
+    const std::string source = source_of(key_file);
     std::lock_guard lock(c.mutex);
-    auto it = c.tokens.find(key_file);
+    auto it = c.tokens.find(source);
     if (it != c.tokens.end() && Clock::now() < it->second.refresh_at) return it->second.value;
     auto token = fetch(key_file);
     if (!token) return token.error();
-    c.tokens[key_file] = token.value();
+    c.tokens[source] = token.value();
     return token->value;
 }
 
 void forget_google_token(const std::string& key_file) {
     Cache& c = cache();
+    const std::string source = source_of(key_file);
     std::lock_guard lock(c.mutex);
-    c.tokens.erase(key_file);
+    c.tokens.erase(source);
 }
 
 }  // namespace nous::llm::detail

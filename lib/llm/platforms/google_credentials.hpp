@@ -18,8 +18,9 @@ namespace nous::llm::detail {
 std::string google_key_file();
 /// The key file's project_id ("" when none).
 std::string google_key_project(const std::string& key_file);
-/// An access token for `key_file`: the cached one, or a new one from its
-/// token endpoint. An error names the endpoint's words (never the key).
+/// An access token for `key_file` (""; the GKE/GCE metadata server): the
+/// cached one, or a new one from its token endpoint. An error names the
+/// endpoint's words (never the key).
 Result<std::string> google_access_token(const std::string& key_file);
 /// Drops the cached token of `key_file` (the model endpoint answered 401).
 void forget_google_token(const std::string& key_file);

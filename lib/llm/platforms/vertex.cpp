@@ -92,11 +92,7 @@ class Vertex final : public WireFormat {
             return invalid(std::string(name_) +
                            " needs a project: GOOGLE_CLOUD_PROJECT (--project), or a key file "
                            "with a project_id");
-        if (request.api_key.empty() && google_key_file().empty())
-            return invalid(std::string(name_) +
-                           " needs credentials: GOOGLE_OAUTH_ACCESS_TOKEN, or a key file in "
-                           "GOOGLE_APPLICATION_CREDENTIALS (or gcloud's "
-                           "application_default_credentials.json)");
+        // Without a token or a key file, the metadata server is asked when the call is signed.
         return format_.check(request, parsed);
     }
     void write_body(Writer& w, const ChatRequest& request,

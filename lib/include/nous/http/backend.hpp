@@ -22,6 +22,7 @@ struct Request {
     std::string_view url;
     std::string_view body;
     const Headers* headers = nullptr;
+    std::string_view method = "POST";  ///< request() sends others ("GET", "PUT")
 };
 
 /// A `post` implementation selectable by name through the resolution chain.

@@ -49,6 +49,13 @@ std::string request_id_of(const Headers& headers);
 Result<Response> post(std::string_view url, std::string_view body, const Headers& headers = {},
                       const Options& options = {});
 
+/// As post(), with another method ("GET", "PUT"...): the same pipeline,
+/// backends, retry policy and errors. A GET sends no body (`body` must be
+/// empty). For the small side calls a client makes (a cloud's metadata
+/// server, a token endpoint).
+Result<Response> request(std::string_view method, std::string_view url, std::string_view body = {},
+                         const Headers& headers = {}, const Options& options = {});
+
 /// Throwing convenience: returns the Response or throws HttpError.
 Response post_or_throw(std::string_view url, std::string_view body, const Headers& headers = {},
                        const Options& options = {});
