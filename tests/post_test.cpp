@@ -604,3 +604,42 @@ TEST_CASE(
     REQUIRE_FALSE(bad);
     CHECK(bad.error().code == ErrorCode::invalid_argument);
 }
+
+TEST_CASE(
+    "before_each_attempt runs before every attempt, retries included, for posts and streams") {
+    MockServer server;
+    std::mutex seen;
+    std::vector<std::string> attempts;
+    server.set_handler([&](const MockRequest& req, MockResponse& res) {
+        std::lock_guard lock(seen);
+        attempts.push_back(req.header("x-attempt").value_or("none"));
+        if (attempts.size() % 2 == 1) {  // every first attempt fails, its retry answers
+            res.status = 503;
+            res.headers = {{"retry-after-ms", "1"}};
+            return true;
+        }
+        res.headers = {{"Content-Type", "text/event-stream"}};
+        res.body = "data: done\n\n";
+        return true;
+    });
+    server.start();
+    int calls = 0;
+    Options options;
+    options.max_retries = 1;
+    options.before_each_attempt = [&calls](std::string_view method, std::string_view url,
+                                           std::string_view body, Headers& headers) {
+        CHECK(method == "POST");
+        CHECK(url.ends_with("/signed"));
+        CHECK(body == "{}");
+        headers.emplace_back("x-attempt", std::to_string(++calls));
+    };
+    auto r = post(server.base_url() + "/signed", "{}", {}, options);
+    REQUIRE(r);
+    Stream s = stream(server.base_url() + "/signed", "{}", {}, options);
+    std::size_t events = 0;
+    while (auto item = s.next())
+        if (item->is_event()) ++events;
+    CHECK(events == 1);
+    std::lock_guard lock(seen);
+    CHECK(attempts == std::vector<std::string>{"1", "2", "3", "4"});
+}

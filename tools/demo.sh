@@ -82,3 +82,8 @@ echo "\$ (a wrong secret) nouscli chat 'Hello' --provider bedrock ..."
 AWS_ACCESS_KEY_ID=AKIDDEMO AWS_SECRET_ACCESS_KEY=wrong "$nouscli" chat 'Hello' --provider bedrock \
   --region us-east-1 --base-url "$base" --model anthropic.claude-3-5-sonnet-20240620-v1:0 ||
   echo "(exit $?: AWS's own refusal, and the secret nowhere)"
+echo
+echo "# Vertex AI: a Gemini model at a project's location, with an OAuth2 access token"
+echo "\$ GOOGLE_OAUTH_ACCESS_TOKEN=... nouscli chat 'Hello' --provider vertex --project demo --location us-central1 --base-url $base/v1 --model gemini-2.5-flash"
+GOOGLE_OAUTH_ACCESS_TOKEN=ya29.demo "$nouscli" chat 'Hello' --provider vertex --project demo \
+  --location us-central1 --base-url "$base/v1" --model gemini-2.5-flash

@@ -56,8 +56,15 @@ Result<Response> request(std::string_view method, std::string_view url, std::str
     run.what = what.c_str();
     std::optional<Error> error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
+            Headers attempt_headers;
+            Request attempt = request;
+            if (options.before_each_attempt) {
+                attempt_headers = headers;
+                options.before_each_attempt(method, url, body, attempt_headers);
+                attempt.headers = &attempt_headers;
+            }
             Result<Response> result =
-                backend.value()->post_prepared(call.value(), request, total_by);
+                backend.value()->post_prepared(call.value(), attempt, total_by);
             if (!result.ok()) return std::move(result.error());
             response.emplace(std::move(result.value()));
             return std::nullopt;

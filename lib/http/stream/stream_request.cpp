@@ -78,8 +78,18 @@ std::optional<Error> StreamRequest::open() {
     auto error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
             attempt_.emplace(call_.prepared, &token_, buffer_.bytes, sizeof buffer_.bytes);
+            Headers attempt_headers;
+            const Headers* headers = &call_.headers;
+            if (call_.options.before_each_attempt) {
+                attempt_headers = call_.headers;
+                const Url& url = call_.prepared.url;
+                call_.options.before_each_attempt(
+                    "POST", url.scheme() + "://" + url.host_header() + url.target, call_.body,
+                    attempt_headers);
+                headers = &attempt_headers;
+            }
             auto e = attempt_->open(deadlines_for(call_.prepared.settings, total_by), call_.body,
-                                    call_.headers);
+                                    *headers);
             if (!e) {
                 ResponseHead& head = attempt_->reader().head();
                 status_ = head.status;

@@ -147,8 +147,23 @@ Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::O
                                  detail::CallObservation* observation) {
     auto call = build_chat_call(request);
     if (!call) return call.error();
+    // A platform that signs each request (SigV4) signs each attempt anew, at its sending time.
+    const detail::WireFormat& signer = detail::wire_format(request.provider);
+    nous::http::Options signing;
+    const nous::http::Options* used = &options;
+    if (signer.signs_each_attempt(request)) {
+        signing = options;
+        signing.before_each_attempt = [&signer, &request](std::string_view, std::string_view url,
+                                                          std::string_view body, Headers& headers) {
+            HttpCall again{std::string(url), std::move(headers), std::string(body)};
+            (void)signer.sign(again,
+                              request);  // its credentials were found when the call was built
+            headers = std::move(again.headers);
+        };
+        used = &signing;
+    }
     if (!request.stream) {
-        auto response = nous::http::post(call->url, call->body, call->headers, options);
+        auto response = nous::http::post(call->url, call->body, call->headers, *used);
         if (observation &&
             (response || response.error().code == nous::http::ErrorCode::http_status))
             observation->response_head();
@@ -170,7 +185,7 @@ Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::O
         return result;
     }
     const detail::WireFormat& format = detail::wire_format(request.provider);
-    nous::http::Options stream_options = options;
+    nous::http::Options stream_options = *used;
     if (!stream_options.decoder) stream_options.stream_format = format.stream_format();
     if (!stream_options.is_content_event && format.has_keepalive_events()) {
         // Anthropic's `ping` events (and a Responses `keepalive`) keep the

@@ -122,6 +122,12 @@ class WireFormat {
         return std::nullopt;
     }
 
+    /// Whether sign() signs each attempt anew (at its sending time: a resend
+    /// is signed again), through the HTTP layer's before_each_attempt.
+    virtual bool signs_each_attempt(const ChatRequest& request) const {
+        (void)request;
+        return false;
+    }
     /// The model endpoint answered 401: a platform whose credential it
     /// caches drops it and returns true (the call is then made once more).
     virtual bool renew_credentials(const ChatRequest& request) const {

@@ -131,6 +131,9 @@ class Bedrock final : public WireFormat {
         call.headers = std::move(signing.headers);
         return std::nullopt;
     }
+    bool signs_each_attempt(const ChatRequest& request) const override {
+        return request.api_key.empty();  // SigV4; a Bedrock API key is a bearer, signed by nothing
+    }
     nous::http::StreamFormat stream_format() const noexcept override {
         return nous::http::StreamFormat::aws_event_stream;
     }

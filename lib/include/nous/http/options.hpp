@@ -9,6 +9,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace nous::http {
 
@@ -122,6 +125,12 @@ struct Options {
     /// The curl backend sends a key even when this is false (libcurl resends
     /// such a request by itself).
     bool idempotency_key = true;
+    /// Called before each attempt goes out, retries included, with the
+    /// headers it will carry (a copy of the call's): a request signer (AWS
+    /// SigV4) signs each attempt at its sending time. Posts and streams alike.
+    std::function<void(std::string_view method, std::string_view url, std::string_view body,
+                       std::vector<std::pair<std::string, std::string>>& headers)>
+        before_each_attempt;
     /// Tests only (nous/http/testing.hpp): time, sleep and randomness of the retry policy.
     const testing::Hooks* test_hooks = nullptr;
 
