@@ -19,6 +19,7 @@
 #include "embeddings/embedding_format.hpp"
 #include "formats/wire_format.hpp"
 #include "json/provider_json.hpp"
+#include "platforms/percent_encoding.hpp"
 
 namespace nous::llm::detail {
 
@@ -36,18 +37,7 @@ Error invalid(std::string message) {
 std::string with_api_version(std::string url, const std::string& api_version) {
     if (api_version.empty()) return url;
     url += url.find('?') == std::string::npos ? '?' : '&';
-    url += "api-version=";
-    static constexpr char hex[] = "0123456789ABCDEF";
-    for (unsigned char c : api_version) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            url += static_cast<char>(c);
-        } else {
-            url += '%';
-            url += hex[c >> 4];
-            url += hex[c & 15];
-        }
-    }
-    return url;
+    return url + "api-version=" + percent_encode(api_version);
 }
 
 /// Azure's embeddings: OpenAI's, at the same base, with the API version.

@@ -21,6 +21,7 @@
 #include "json/provider_json.hpp"
 #include "nous/llm/aws_sigv4.hpp"
 #include "platforms/aws_credentials.hpp"
+#include "platforms/percent_encoding.hpp"
 
 namespace nous::llm::detail {
 
@@ -28,21 +29,6 @@ namespace {
 
 Error invalid(std::string message) {
     return Error(nous::http::ErrorCode::invalid_argument, std::move(message));
-}
-
-std::string path_encode(std::string_view text) {
-    static constexpr char digits[] = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : text) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += digits[c >> 4];
-            out += digits[c & 15];
-        }
-    }
-    return out;
 }
 
 /// host[:port] of an http(s) URL as the Host header carries it (the default port left out).
@@ -71,7 +57,7 @@ class Bedrock final : public WireFormat {
         const std::string host = base.empty() ? "https://bedrock-runtime." +
                                                     aws_region(request.region) + ".amazonaws.com"
                                               : base;
-        return host + "/model/" + path_encode(request.model) +
+        return host + "/model/" + percent_encode(request.model) +
                (request.stream ? "/converse-stream" : "/converse");
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {

@@ -15,6 +15,7 @@
 
 #include "json/provider_json.hpp"
 #include "nous/http/json.hpp"
+#include "platforms/percent_encoding.hpp"
 
 namespace nous::llm::detail {
 
@@ -46,21 +47,6 @@ std::string base64url(std::string_view data) {
         out += table[v >> 18];
         out += table[(v >> 12) & 63];
         if (i + 1 < data.size()) out += table[(v >> 6) & 63];
-    }
-    return out;
-}
-
-std::string form_encode(std::string_view text) {
-    static constexpr char digits[] = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : text) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += digits[c >> 4];
-            out += digits[c & 15];
-        }
     }
     return out;
 }
@@ -187,9 +173,10 @@ Result<Token> fetch(const std::string& key_file) {
         if (id.empty() || secret.empty() || refresh.empty())
             return auth_error("the authorized_user file " + key_file +
                               " needs client_id, client_secret and refresh_token");
-        return token_exchange(token_uri, "grant_type=refresh_token&client_id=" + form_encode(id) +
-                                             "&client_secret=" + form_encode(secret) +
-                                             "&refresh_token=" + form_encode(refresh));
+        return token_exchange(token_uri,
+                              "grant_type=refresh_token&client_id=" + percent_encode(id) +
+                                  "&client_secret=" + percent_encode(secret) +
+                                  "&refresh_token=" + percent_encode(refresh));
     }
     if (type != "service_account")
         return auth_error("the Google key file " + key_file +

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "nous/llm/aws_sigv4.hpp"
+#include "platforms/percent_encoding.hpp"
 
 namespace nous::llm {
+
+using detail::percent_encode;
 
 namespace {
 
@@ -31,27 +34,6 @@ std::string hmac(std::string_view key, std::string_view data) {
     HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
          reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &size);
     return std::string(reinterpret_cast<const char*>(out), size);
-}
-
-bool unreserved(unsigned char c) {
-    return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-/// RFC 3986 encoding: every byte but the unreserved ones as %XX (upper case).
-std::string uri_encode(std::string_view text) {
-    static constexpr char digits[] = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(text.size());
-    for (unsigned char c : text) {
-        if (unreserved(c)) {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += digits[c >> 4];
-            out += digits[c & 15];
-        }
-    }
-    return out;
 }
 
 std::string percent_decode(std::string_view text) {
@@ -92,7 +74,7 @@ std::string canonical_uri(std::string_view path) {
     std::string out = "/";
     for (std::size_t i = 0; i < segments.size(); ++i) {
         if (i) out += '/';
-        out += uri_encode(segments[i]);
+        out += percent_encode(segments[i]);
     }
     if (trailing_slash && !segments.empty()) out += '/';
     return out;
@@ -108,10 +90,10 @@ std::string canonical_query(std::string_view query) {
         const std::string_view param = query.substr(start, end - start);
         if (!param.empty()) {
             const std::size_t eq = param.find('=');
-            params.emplace_back(uri_encode(percent_decode(param.substr(0, eq))),
+            params.emplace_back(percent_encode(percent_decode(param.substr(0, eq))),
                                 eq == std::string_view::npos
                                     ? std::string()
-                                    : uri_encode(percent_decode(param.substr(eq + 1))));
+                                    : percent_encode(percent_decode(param.substr(eq + 1))));
         }
         start = end + 1;
     }
