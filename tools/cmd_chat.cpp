@@ -15,6 +15,7 @@
 #include "nous/llm/chat.hpp"
 #include "nous/llm/metrics.hpp"
 #include "nous/llm/router.hpp"
+#include "otlp_export.hpp"
 
 namespace nouscli {
 
@@ -59,7 +60,10 @@ int chat_or_count(int argc, char** argv, bool count) {
         "run the call through a router of the deployments in FILE (docs/router.md); --model and "
         "--retry are then refused")("metrics-out", po::value(&metrics_file),
                                     "write the Prometheus text of the built-in metrics to FILE "
-                                    "after the call");
+                                    "after the call")(
+        "otlp",
+        "export the call's span and metrics by OTLP/HTTP JSON to the OTEL_EXPORTER_OTLP_* endpoint "
+        "before exiting (flushed, bounded by OTEL_EXPORTER_OTLP_TIMEOUT)");
     request_options.add_to(desc);
     connection.add_to(desc);
     std::string prompt;
@@ -180,6 +184,10 @@ int chat_or_count(int argc, char** argv, bool count) {
                                : std::to_string(n.value()) + "\n");
         return 0;
     }
+    // --otlp: its variables are checked before any connection.
+    OtlpExport otlp;
+    if (vm.count("otlp"))
+        if (auto bad = otlp.start()) return usage_error(command, *bad);
     if (router && router_shares_state && !connection.verbose() && !std::getenv("NOUS_LOG_LEVEL")) {
         // Quiet as ever but for one line: a fleet that lost its shared
         // limits (and runs on this process's own counts) says so on stderr.
@@ -204,7 +212,13 @@ int chat_or_count(int argc, char** argv, bool count) {
     std::string last_partial;
     // --metrics-out: the built-in metrics hear this call (docs/telemetry.md).
     std::shared_ptr<nous::llm::Metrics> metrics;
-    if (!metrics_file.empty()) request.observer = metrics = std::make_shared<nous::llm::Metrics>();
+    if (!metrics_file.empty()) metrics = std::make_shared<nous::llm::Metrics>();
+    if (metrics && otlp.observer())
+        request.observer = nous::llm::observe_all({metrics, otlp.observer()});
+    else if (metrics)
+        request.observer = metrics;
+    else
+        request.observer = otlp.observer();
     nous::llm::RouteReport route;
     const std::function<bool(const nous::llm::Delta&)> on_delta = [&](const nous::llm::Delta& d) {
         // Reasoning goes to stderr, never to stdout.

@@ -11,6 +11,7 @@
 #include "embedding_output.hpp"
 #include "nous/llm/embed.hpp"
 #include "nous/llm/result.hpp"
+#include "otlp_export.hpp"
 
 namespace nouscli {
 
@@ -56,7 +57,10 @@ int cmd_embed(int argc, char** argv) {
         "float", "ask for encoding_format \"float\" (openai; default base64)")(
         "format", po::value(&format_name),
         "jsonl (default): {\"index\",\"embedding\"} per line; f32: raw little-endian float32; "
-        "npy: NumPy .npy")("output,o", po::value(&output_file), "write to FILE instead of stdout");
+        "npy: NumPy .npy")("output,o", po::value(&output_file), "write to FILE instead of stdout")(
+        "otlp",
+        "export the call's span and metrics by OTLP/HTTP JSON to the OTEL_EXPORTER_OTLP_* endpoint "
+        "before exiting (flushed, bounded by OTEL_EXPORTER_OTLP_TIMEOUT)");
     connection.add_to(desc);
     std::vector<std::string> texts;
     po::variables_map vm;
@@ -103,6 +107,11 @@ int cmd_embed(int argc, char** argv) {
     request.concurrency = static_cast<std::size_t>(concurrency);
     request.float_encoding = vm.count("float") > 0;
 
+    // --otlp: its variables are checked before any connection.
+    OtlpExport otlp;
+    if (vm.count("otlp"))
+        if (auto bad = otlp.start()) return usage_error("embed", *bad);
+    request.observer = otlp.observer();
     std::FILE* out = stdout;
     if (!output_file.empty()) {
         out = std::fopen(output_file.c_str(), "wb");

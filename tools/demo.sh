@@ -87,3 +87,19 @@ echo "# Vertex AI: a Gemini model at a project's location, with an OAuth2 access
 echo "\$ GOOGLE_OAUTH_ACCESS_TOKEN=... nouscli chat 'Hello' --provider vertex --project demo --location us-central1 --base-url $base/v1 --model gemini-2.5-flash"
 GOOGLE_OAUTH_ACCESS_TOKEN=ya29.demo "$nouscli" chat 'Hello' --provider vertex --project demo \
   --location us-central1 --base-url "$base/v1" --model gemini-2.5-flash
+echo
+echo "# telemetry to an OpenTelemetry collector: OTLP/HTTP JSON (here the mock receives it)"
+echo "\$ OTEL_EXPORTER_OTLP_ENDPOINT=$base OTEL_SERVICE_NAME=demo nouscli chat 'Hello' --base-url $base/v1 --model mock-1 --otlp"
+OTEL_EXPORTER_OTLP_ENDPOINT="$base" OTEL_SERVICE_NAME=demo "$nouscli" chat 'Hello' \
+  --base-url "$base/v1" --model mock-1 --otlp
+echo "(the span the collector received, from GET $base/otlp)"
+python3 - "$base/otlp" <<'PY'
+import json, sys, urllib.request
+received = json.load(urllib.request.urlopen(sys.argv[1]))
+span = received["traces"][-1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+def value(v):
+    inner = next(iter(v.values()))
+    return [value(x) for x in inner["values"]] if "arrayValue" in v else inner
+print(json.dumps({"name": span["name"], "kind": span["kind"], "traceId": span["traceId"],
+                  "attributes": {a["key"]: value(a["value"]) for a in span["attributes"]}}, indent=1))
+PY

@@ -171,6 +171,8 @@ void MockServer::Impl::serve(int fd) {
         } else if (!options.require_key.empty() && mock::is_model_route(request.method, route) &&
                    !mock::credential_accepted(request, route, options.require_key, response)) {
             ok = write_response(fd, response);
+        } else if (otlp.answer(request, route, response)) {
+            ok = write_response(fd, response);
         } else if (route == "/token" && request.method == "POST") {
             google->answer(request, response);
             ok = write_response(fd, response);

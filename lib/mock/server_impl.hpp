@@ -22,6 +22,7 @@
 #include "faults.hpp"
 #include "google_tokens.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "otlp_receiver.hpp"
 #include "prompt_caches.hpp"
 #include "provider_formats.hpp"
 #include "rate_limits.hpp"
@@ -41,6 +42,7 @@ struct MockServer::Impl {
     std::unique_ptr<mock::RateLimiter> limiter;       ///< made by start(), from the options
     std::unique_ptr<mock::RequestRecorder> recorder;  ///< made by start(): record_dir
     std::unique_ptr<mock::GoogleTokens> google;       ///< made by start(): google_key_file
+    mock::OtlpReceiver otlp;                          ///< POST /v1/traces, /v1/metrics; GET /otlp
     mock::PromptCaches prompt_caches;                 ///< what each server's callers cached
     int listen_fd = -1;
     std::uint16_t port = 0;

@@ -14,7 +14,8 @@ base=$MOCK_URL
 unset OPENAI_API_KEY
 args=()
 for arg in "$@"; do args+=("${arg//\{base\}/$base}"); done
-OPENAI_BASE_URL="$base/v1" "$example" "${args[@]}" >"$out"
+# The mock is the OTLP collector too (docs/examples/otlp_export.cpp).
+OPENAI_BASE_URL="$base/v1" OTEL_EXPORTER_OTLP_ENDPOINT="$base" "$example" "${args[@]}" >"$out"
 code=$?
 echo "--- $(basename "$example") printed:"
 cat "$out"

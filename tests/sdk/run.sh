@@ -23,4 +23,6 @@ base=$MOCK_URL
 echo "sdk-test: node $(node --version), against $base"
 (cd "$work" && node check.mjs "$base") || exit 1
 # Part two: every request body nouscli builds against the SDKs' request types.
-bash "$here/types/check.sh" "$nouscli" "$work/types"
+bash "$here/types/check.sh" "$nouscli" "$work/types" || exit 1
+# Part three: what the OTLP exporter sends, against opentelemetry-proto and the JS SDK.
+bash "$here/otlp/check.sh" "$nouscli" "$work/otlp"

@@ -13,6 +13,7 @@
 
 #include "embeddings/body_reader.hpp"
 #include "embeddings/embedding_format.hpp"
+#include "embeddings/run_embed.hpp"
 #include "nous/http/backend.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/llm/result.hpp"
@@ -247,7 +248,8 @@ class EmbedCall {
 
 }  // namespace
 
-Result<Embeddings> embed(const EmbedRequest& request, const nous::http::Options& options) {
+Result<Embeddings> detail::run_embed(const EmbedRequest& request,
+                                     const nous::http::Options& options) {
     const detail::WireFormat& wire = detail::wire_format(request.provider);
     const detail::EmbeddingFormat* format = wire.embeddings();
     if (!format) return invalid(std::string(wire.name()) + " has no embeddings API");

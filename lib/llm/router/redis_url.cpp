@@ -5,30 +5,13 @@
 #include <charconv>
 #include <string_view>
 
+#include "platforms/percent_encoding.hpp"
+
 namespace nous::llm::detail {
 
 namespace {
 
 constexpr std::string_view kScheme = "redis://";
-
-/// %XX decoded (managed services percent-encode a password's reserved
-/// characters); false for a broken escape.
-bool percent_decode(std::string_view in, std::string& out) {
-    out.clear();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        if (in[i] != '%') {
-            out += in[i];
-            continue;
-        }
-        unsigned value = 0;
-        if (i + 2 >= in.size()) return false;
-        auto [end, ec] = std::from_chars(in.data() + i + 1, in.data() + i + 3, value, 16);
-        if (ec != std::errc() || end != in.data() + i + 3) return false;
-        out += static_cast<char>(value);
-        i += 2;
-    }
-    return true;
-}
 
 /// Where the user information ends (its '@'), or npos: the last '@' before
 /// the path, since a password may hold '@' but the host cannot.

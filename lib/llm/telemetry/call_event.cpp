@@ -1,5 +1,6 @@
 // A call's events under the OpenTelemetry GenAI names (nous/llm/telemetry.hpp).
 
+#include "nous/llm/embed.hpp"
 #include "nous/llm/result.hpp"
 #include "nous/llm/telemetry.hpp"
 
@@ -42,10 +43,22 @@ Attributes CallEvent::attributes() const {
         if (result->finish_reason)
             a.emplace_back("gen_ai.response.finish_reasons",
                            std::vector<std::string>{*result->finish_reason});
-        if (result->usage) {
-            a.emplace_back("gen_ai.usage.input_tokens", result->usage->input_tokens);
-            a.emplace_back("gen_ai.usage.output_tokens", result->usage->output_tokens);
-        }
+    }
+    if (kind == Kind::end && embeddings)
+        a.emplace_back("gen_ai.embeddings.dimension.count",
+                       static_cast<std::int64_t>(embeddings->dimensions));
+    const Usage* used = usage ? usage : result && result->usage ? &*result->usage : nullptr;
+    if (kind == Kind::end && used) {
+        a.emplace_back("gen_ai.usage.input_tokens", used->input_tokens);
+        if (operation != "embeddings")
+            a.emplace_back("gen_ai.usage.output_tokens", used->output_tokens);
+        if (used->cached_input_tokens > 0)
+            a.emplace_back("gen_ai.usage.cache_read.input_tokens", used->cached_input_tokens);
+        if (used->cache_write_input_tokens > 0)
+            a.emplace_back("gen_ai.usage.cache_creation.input_tokens",
+                           used->cache_write_input_tokens);
+        if (used->reasoning_tokens > 0)
+            a.emplace_back("nous.usage.reasoning_tokens", used->reasoning_tokens);
     }
     if (!error_type.empty()) a.emplace_back("error.type", std::string(error_type));
     return a;

@@ -47,13 +47,39 @@ Observer* observer_of(const ChatRequest& request, Observer* fallback) noexcept {
     return g_default.load(std::memory_order_acquire);
 }
 
+namespace {
+std::atomic<std::uint64_t> g_next_call_id{1};
+}  // namespace
+
+CallObservation::CallObservation(Observer& observer, std::string_view operation)
+    : observer_(observer),
+      operation_(operation),
+      call_id_(g_next_call_id.fetch_add(1, std::memory_order_relaxed)),
+      start_(Clock::now()) {}
+
+Observer* observer_of(const EmbedRequest& request) noexcept {
+    if (request.observer) return request.observer.get();
+    return g_default.load(std::memory_order_acquire);
+}
+
 void CallObservation::set_target(const ChatRequest& request, std::string_view deployment) {
     provider_ = std::string(otel_provider_name(request.provider));
     model_ = request.model;
     deployment_ = std::string(deployment);
     streamed_ = request.stream;
-    // server.address and server.port: the base URL's authority.
-    const std::string base = base_url_of(wire_format(request.provider), request.base_url);
+    request_ = &request;
+    set_server(base_url_of(wire_format(request.provider), request.base_url));
+}
+
+void CallObservation::set_target(Provider provider, std::string_view model,
+                                 std::string_view base_url) {
+    provider_ = std::string(otel_provider_name(provider));
+    model_ = std::string(model);
+    set_server(base_url_of(wire_format(provider), std::string(base_url)));
+}
+
+/// server.address and server.port: the base URL's authority.
+void CallObservation::set_server(const std::string& base) {
     const auto scheme_end = base.find("://");
     const bool tls = base.rfind("https", 0) == 0;
     std::string authority = base.substr(scheme_end == std::string::npos ? 0 : scheme_end + 3);
@@ -70,6 +96,8 @@ void CallObservation::set_target(const ChatRequest& request, std::string_view de
 
 CallEvent CallObservation::base() const {
     CallEvent e;
+    e.call_id = call_id_;
+    e.operation = operation_;
     e.provider = provider_;
     e.request_model = model_;
     e.server_address = server_;
@@ -83,6 +111,7 @@ CallEvent CallObservation::base() const {
 void CallObservation::emit(CallEvent::Kind kind) {
     CallEvent e = base();
     e.kind = kind;
+    if (kind == CallEvent::Kind::start || kind == CallEvent::Kind::attempt) e.request = request_;
     observer_.on_event(e);
 }
 
@@ -93,20 +122,23 @@ void CallObservation::failover(std::string_view reason) {
     observer_.on_event(e);
 }
 
-void CallObservation::finish(const Result<ChatResult>& result) {
+void CallObservation::fail(const Error& error) {
     CallEvent e = base();
-    if (!result) {
-        e.kind = CallEvent::Kind::error;
-        e.error = &result.error();
-        const std::string status = std::to_string(result.error().status);
-        e.error_type = result.error().code == nous::http::ErrorCode::http_status
-                           ? std::string_view(status)
-                           : nous::http::to_string(result.error().code);
-        observer_.on_event(e);
-        return;
-    }
+    e.kind = CallEvent::Kind::error;
+    e.error = &error;
+    const std::string status = std::to_string(error.status);
+    e.error_type = error.code == nous::http::ErrorCode::http_status
+                       ? std::string_view(status)
+                       : nous::http::to_string(error.code);
+    observer_.on_event(e);
+}
+
+void CallObservation::finish(const Result<ChatResult>& result) {
+    if (!result) return fail(result.error());
+    CallEvent e = base();
     e.kind = CallEvent::Kind::end;
     e.result = &result.value();
+    if (result->usage) e.usage = &*result->usage;
     if (result->stream_error) e.error_type = "stream_error";
     if (streamed_) {
         e.chunks = chunks_;
@@ -114,6 +146,15 @@ void CallObservation::finish(const Result<ChatResult>& result) {
         if (first_content_ && chunks_ >= 2)
             e.time_per_output_chunk = (e.elapsed - *first_content_) / (chunks_ - 1);
     }
+    observer_.on_event(e);
+}
+
+void CallObservation::finish(const Result<Embeddings>& result) {
+    if (!result) return fail(result.error());
+    CallEvent e = base();
+    e.kind = CallEvent::Kind::end;
+    e.embeddings = &result.value();
+    if (result->usage) e.usage = &*result->usage;
     observer_.on_event(e);
 }
 

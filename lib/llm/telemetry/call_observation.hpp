@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "nous/llm/embed.hpp"
 #include "nous/llm/request.hpp"
 #include "nous/llm/result.hpp"
 #include "nous/llm/telemetry.hpp"
@@ -26,11 +27,16 @@ class CallObservation {
   public:
     using Clock = std::chrono::steady_clock;
 
-    explicit CallObservation(Observer& observer) : observer_(observer), start_(Clock::now()) {}
+    /// `operation`: gen_ai.operation.name, a literal ("chat", "embeddings").
+    explicit CallObservation(Observer& observer, std::string_view operation = "chat");
 
     /// The provider, model and server of `request` (an attempt's, through a
-    /// router), and the deployment ("" without a router).
+    /// router), and the deployment ("" without a router). `request` is
+    /// handed to the start and attempt events that follow, and must live
+    /// until they are told.
     void set_target(const ChatRequest& request, std::string_view deployment = "");
+    /// An embeddings call's provider, model and base URL.
+    void set_target(Provider provider, std::string_view model, std::string_view base_url);
     void emit(CallEvent::Kind kind);
     void failover(std::string_view reason);
 
@@ -56,11 +62,17 @@ class CallObservation {
     }
     /// The call's end or error event.
     void finish(const Result<ChatResult>& result);
+    void finish(const Result<Embeddings>& result);
 
   private:
     CallEvent base() const;
+    void fail(const Error& error);
+    void set_server(const std::string& base_url);
     Observer& observer_;
+    const std::string_view operation_;
+    const std::uint64_t call_id_;
     const Clock::time_point start_;
+    const ChatRequest* request_ = nullptr;
     std::string provider_, model_, server_, deployment_;
     std::int64_t port_ = 0;
     bool streamed_ = false, head_seen_ = false;
@@ -71,6 +83,7 @@ class CallObservation {
 /// The observer a call reports to: its own, else `fallback` (a router's),
 /// else the application's default; nullptr: none. No lock is taken.
 Observer* observer_of(const ChatRequest& request, Observer* fallback = nullptr) noexcept;
+Observer* observer_of(const EmbedRequest& request) noexcept;
 
 /// run_chat's work, reporting the response head and the first content event
 /// to `observation` as they happen and counting content events (nullptr:

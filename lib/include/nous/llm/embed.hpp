@@ -16,6 +16,7 @@
 #include "nous/llm/delta.hpp"
 #include "nous/llm/provider.hpp"
 #include "nous/llm/rate_limit.hpp"
+#include "nous/llm/telemetry.hpp"
 
 namespace nous::llm {
 
@@ -41,6 +42,9 @@ struct EmbedRequest {
     std::size_t concurrency = 4;
     /// Sent after the provider's headers; one with the same name replaces the provider's.
     Headers headers;
+    /// Told of this call's start and its end or error (operation
+    /// "embeddings"); nullptr: set_default_observer()'s, else none.
+    std::shared_ptr<Observer> observer;
 };
 
 /// One request of an embed() call: which inputs it held and what came back.

@@ -19,7 +19,10 @@
 
 namespace nous::llm {
 
+struct ChatRequest;
 struct ChatResult;
+struct Embeddings;
+struct Usage;
 
 using AttributeValue = std::variant<std::string, std::int64_t, double, std::vector<std::string>>;
 /// (name, value) pairs under the conventions' names (`gen_ai.request.model`...).
@@ -37,7 +40,11 @@ struct CallEvent {
         error,          ///< the call's failure: `error`, `error_type`
     };
     Kind kind = Kind::start;
-    std::string_view operation = "chat";  ///< gen_ai.operation.name
+    /// The same for every event of one call and unique in the process: an
+    /// observer that keeps something per call (a span) keys it by this.
+    std::uint64_t call_id = 0;
+    std::string_view operation = "chat";  ///< gen_ai.operation.name: "chat", "embeddings"
+
     /// gen_ai.provider.name: "openai" (both OpenAI formats), "anthropic", "gcp.gemini".
     std::string_view provider;
     std::string_view request_model;   ///< gen_ai.request.model
@@ -50,8 +57,16 @@ struct CallEvent {
 
     // failover
     std::string_view reason;
+    // start, attempt
+    /// A chat call's request as it goes out (an attempt's, through a
+    /// router); nullptr for embeddings.
+    const ChatRequest* request = nullptr;
     // end
-    const ChatResult* result = nullptr;
+    const ChatResult* result = nullptr;      ///< a chat call's answer
+    const Embeddings* embeddings = nullptr;  ///< an embeddings call's
+    /// The tokens the call used: a chat answer's usage, or an embeddings
+    /// call's summed over its requests; nullptr when the provider gave none.
+    const Usage* usage = nullptr;
     /// A streamed call's content events, and the time to the first of them
     /// (gen_ai.client.operation.time_to_first_chunk).
     std::int64_t chunks = 0;
@@ -69,8 +84,11 @@ struct CallEvent {
     /// The event's attributes under the conventions' names: gen_ai.operation.name,
     /// gen_ai.provider.name, gen_ai.request.model, server.address, server.port;
     /// at the end gen_ai.response.id, gen_ai.response.finish_reasons,
-    /// gen_ai.usage.input_tokens, gen_ai.usage.output_tokens; on an error
-    /// error.type; and nous.deployment, nous.failover.reason where they apply.
+    /// gen_ai.usage.input_tokens, gen_ai.usage.output_tokens,
+    /// gen_ai.usage.cache_read.input_tokens and cache_creation.input_tokens
+    /// (when the provider counted them), nous.usage.reasoning_tokens;
+    /// gen_ai.embeddings.dimension.count; on an error error.type; and
+    /// nous.deployment, nous.failover.reason where they apply.
     Attributes attributes() const;
 };
 
@@ -86,6 +104,10 @@ class Observer {
 /// runs through no router with one: the application's. nullptr: none.
 void set_default_observer(std::shared_ptr<Observer> observer);
 std::shared_ptr<Observer> default_observer();
+
+/// One observer that tells each of `observers` in turn, in order (a null
+/// one is left out): the built-in Metrics and an OtlpExporter together.
+std::shared_ptr<Observer> observe_all(std::vector<std::shared_ptr<Observer>> observers);
 
 /// gen_ai.provider.name of a provider: "openai", "anthropic", "gcp.gemini".
 std::string_view otel_provider_name(Provider provider) noexcept;

@@ -1,0 +1,402 @@
+// The OTLP exporter (nous/llm/otlp.hpp): spans assembled from a call's
+// events, a bounded queue the calls never wait on, and one thread that
+// sends batches and the metrics, retrying what OTLP says to retry.
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "nous/http/client.hpp"
+#include "nous/http/log.hpp"
+#include "nous/llm/otlp.hpp"
+#include "telemetry/otlp_content.hpp"
+#include "telemetry/otlp_json.hpp"
+
+namespace nous::llm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::SpanRecord;
+
+/// The queue's bound and the batch: the specification's batch span
+/// processor defaults (2048 spans, 512 a request, 5 s between sends).
+constexpr std::size_t kMaxQueue = 2048;
+constexpr std::size_t kBatch = 512;
+constexpr auto kScheduleDelay = std::chrono::seconds(5);
+/// Backoff between attempts of one export when the collector gives no
+/// Retry-After: 100 ms doubling, capped at 5 s, all within the timeout.
+constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+
+std::uint64_t unix_nano_now() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+/// Ids: a random process seed stepped by splitmix64, unique per id and
+/// random enough for W3C's trace-id without a generator per thread.
+std::uint64_t next_random() {
+    static const std::uint64_t seed = [] {
+        std::random_device device;
+        return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    }();
+    static std::atomic<std::uint64_t> counter{0};
+    std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (counter.fetch_add(1) + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+template <std::size_t N>
+std::array<std::uint8_t, N> random_id() {
+    std::array<std::uint8_t, N> id{};
+    for (std::size_t i = 0; i < N; i += 8) {
+        std::uint64_t r = next_random();
+        for (std::size_t j = 0; j < 8 && i + j < N; ++j)
+            id[i + j] = static_cast<std::uint8_t>(r >> (8 * j));
+    }
+    return id;
+}
+
+/// OTLP/HTTP's retryable answers: 429, 502, 503, 504, and a collector that
+/// could not be reached (the specification's "retryable" responses).
+bool retryable(const nous::http::Error& e) {
+    using nous::http::ErrorCode;
+    switch (e.code) {
+        case ErrorCode::connect_failed:
+        case ErrorCode::timeout_connect:
+        case ErrorCode::connection_closed:
+            return true;
+        case ErrorCode::http_status:
+            return e.status == 429 || e.status == 502 || e.status == 503 || e.status == 504;
+        default:
+            return false;
+    }
+}
+
+void set_attribute(Attributes& attrs, std::string name, AttributeValue value) {
+    for (auto& [n, v] : attrs)
+        if (n == name) {
+            v = std::move(value);
+            return;
+        }
+    attrs.emplace_back(std::move(name), std::move(value));
+}
+
+}  // namespace
+
+struct OtlpExporter::Impl {
+    OtlpSettings settings;
+    detail::OtlpSource source;
+    std::uint64_t start_unix_nano = unix_nano_now();
+    detail::MetricShards metrics;
+
+    /// Calls in progress, by call id: sixteen shards, so that calls on
+    /// different threads seldom take the same lock.
+    struct OpenCall {
+        SpanRecord span;
+        std::optional<SpanRecord> attempt;  ///< a router's attempt in progress
+    };
+    struct alignas(64) CallShard {
+        std::mutex mutex;
+        std::unordered_map<std::uint64_t, OpenCall> calls;
+    };
+    std::array<CallShard, 16> open;
+
+    mutable std::mutex mutex;
+    std::condition_variable wake;      ///< the thread: a full batch, a flush, the end
+    std::condition_variable finished;  ///< flush(): its request served
+    std::vector<SpanRecord> queue;
+    bool stopping = false;
+    bool stopped = false;  ///< the thread is gone: spans are dropped
+    std::uint64_t flushes_asked = 0, flushes_done = 0;
+    bool last_flush_ok = true;
+    Stats stats;
+    std::thread thread;
+
+    void on_event(const CallEvent& e);
+    void enqueue(SpanRecord&& span);
+    void run();
+    /// One export request, retried as OTLP says until `deadline`; the error when it failed.
+    std::optional<std::string> send(const std::string& url, const std::string& body,
+                                    Clock::time_point deadline);
+    bool export_spans(std::vector<SpanRecord>& spans, Clock::time_point deadline);
+    bool export_metrics(Clock::time_point deadline);
+};
+
+void OtlpExporter::Impl::on_event(const CallEvent& e) {
+    metrics.record(e);
+    if (settings.traces_endpoint.empty()) return;
+    const std::uint64_t now = unix_nano_now();
+    CallShard& shard = open[e.call_id % open.size()];
+    std::unique_lock lock(shard.mutex);
+    using Kind = CallEvent::Kind;
+    if (e.kind == Kind::start) {
+        OpenCall call;
+        SpanRecord& s = call.span;
+        s.trace_id = random_id<16>();
+        s.span_id = random_id<8>();
+        s.name = std::string(e.operation);
+        if (!e.request_model.empty()) s.name += " " + std::string(e.request_model);
+        s.start_unix_nano = now - static_cast<std::uint64_t>(e.elapsed.count());
+        if (settings.capture_content && e.request)
+            s.attributes.emplace_back("gen_ai.input.messages",
+                                      detail::input_messages_json(*e.request));
+        shard.calls.insert_or_assign(e.call_id, std::move(call));
+        return;
+    }
+    auto it = shard.calls.find(e.call_id);
+    if (it == shard.calls.end()) return;  // started before this exporter was set
+    OpenCall& call = it->second;
+    switch (e.kind) {
+        case Kind::attempt: {
+            SpanRecord a;
+            a.trace_id = call.span.trace_id;
+            a.span_id = random_id<8>();
+            a.parent_span_id = call.span.span_id;
+            a.name = std::string(e.operation) + " " + std::string(e.request_model);
+            a.start_unix_nano = now;
+            a.attributes = e.attributes();
+            call.attempt = std::move(a);
+            return;
+        }
+        case Kind::failover:
+            if (call.attempt) {
+                call.attempt->end_unix_nano = now;
+                call.attempt->error = true;
+                call.attempt->status_message = std::string(e.reason);
+                set_attribute(call.attempt->attributes, "nous.failover.reason",
+                              std::string(e.reason));
+                SpanRecord done = std::move(*call.attempt);
+                call.attempt.reset();
+                lock.unlock();
+                enqueue(std::move(done));
+            }
+            return;
+        case Kind::first_content:
+            call.span.events.push_back({now, "gen_ai.first_chunk"});
+            if (call.attempt) call.attempt->events.push_back({now, "gen_ai.first_chunk"});
+            return;
+        case Kind::end:
+        case Kind::error: {
+            SpanRecord span = std::move(call.span);
+            std::optional<SpanRecord> attempt = std::move(call.attempt);
+            shard.calls.erase(it);
+            lock.unlock();
+            span.end_unix_nano = now;
+            for (auto& [name, value] : e.attributes()) set_attribute(span.attributes, name, value);
+            if (settings.capture_content && e.result)
+                span.attributes.emplace_back("gen_ai.output.messages",
+                                             detail::output_messages_json(*e.result));
+            if (e.kind == Kind::error) {
+                span.error = true;
+                span.status_message = e.error ? e.error->message : std::string(e.error_type);
+            } else if (!e.error_type.empty()) {
+                span.error = true;
+                span.status_message = "the provider ended the stream with an error event";
+            }
+            if (attempt) {
+                attempt->end_unix_nano = now;
+                for (auto& [name, value] : e.attributes())
+                    set_attribute(attempt->attributes, name, value);
+                attempt->error = span.error;
+                attempt->status_message = span.status_message;
+                enqueue(std::move(*attempt));
+            }
+            enqueue(std::move(span));
+            return;
+        }
+        default:
+            return;
+    }
+}
+
+void OtlpExporter::Impl::enqueue(SpanRecord&& span) {
+    std::lock_guard lock(mutex);
+    if (stopped || queue.size() >= kMaxQueue) {
+        ++stats.spans_dropped;
+        return;
+    }
+    queue.push_back(std::move(span));
+    if (queue.size() == kBatch) wake.notify_one();
+}
+
+std::optional<std::string> OtlpExporter::Impl::send(const std::string& url, const std::string& body,
+                                                    Clock::time_point deadline) {
+    nous::http::Headers headers = settings.headers;
+    headers.emplace_back("Content-Type", "application/json");
+    auto backoff = kFirstBackoff;
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) return "no answer within the export timeout";
+        nous::http::Options options = settings.http;
+        options.max_retries = 0;  // OTLP's own rules below
+        options.total_timeout = left;
+        options.idempotency_key = false;
+        auto response = nous::http::post(url, body, headers, options);
+        if (response) return std::nullopt;
+        const nous::http::Error& e = response.error();
+        std::string why = std::string(nous::http::to_string(e.code)) + ": " + e.message;
+        if (!retryable(e)) return why;
+        const auto delay = e.retry_after ? *e.retry_after : backoff;
+        backoff = std::min(backoff * 2, kMaxBackoff);
+        if (Clock::now() + delay >= deadline) return why + " (no time left to retry)";
+        std::this_thread::sleep_for(delay);
+    }
+}
+
+bool OtlpExporter::Impl::export_spans(std::vector<SpanRecord>& spans, Clock::time_point deadline) {
+    bool ok = true;
+    for (std::size_t first = 0; first < spans.size(); first += kBatch) {
+        const std::size_t n = std::min(kBatch, spans.size() - first);
+        std::vector<SpanRecord> batch(std::make_move_iterator(spans.begin() + first),
+                                      std::make_move_iterator(spans.begin() + first + n));
+        auto failed =
+            send(settings.traces_endpoint, detail::traces_request_json(source, batch), deadline);
+        std::lock_guard lock(mutex);
+        if (failed) {
+            stats.spans_failed += n;
+            stats.last_error = "traces: " + *failed;
+            ok = false;
+        } else {
+            stats.spans_exported += n;
+        }
+    }
+    spans.clear();
+    return ok;
+}
+
+bool OtlpExporter::Impl::export_metrics(Clock::time_point deadline) {
+    if (settings.metrics_endpoint.empty()) return true;
+    const std::string body =
+        detail::metrics_request_json(source, metrics.merged(), start_unix_nano, unix_nano_now());
+    if (body.empty()) return true;
+    auto failed = send(settings.metrics_endpoint, body, deadline);
+    std::lock_guard lock(mutex);
+    if (failed) {
+        ++stats.metric_exports_failed;
+        stats.last_error = "metrics: " + *failed;
+        return false;
+    }
+    ++stats.metric_exports;
+    return true;
+}
+
+void OtlpExporter::Impl::run() {
+    std::unique_lock lock(mutex);
+    auto next_spans = Clock::now() + kScheduleDelay;
+    auto next_metrics = Clock::now() + settings.metric_export_interval;
+    for (;;) {
+        wake.wait_until(lock, std::min(next_spans, next_metrics), [&] {
+            return stopping || queue.size() >= kBatch || flushes_asked > flushes_done;
+        });
+        const bool ending = stopping;
+        const std::uint64_t flush_target = flushes_asked;
+        const bool flushing = ending || flush_target > flushes_done;
+        const auto now = Clock::now();
+        const bool spans_due = flushing || queue.size() >= kBatch || now >= next_spans;
+        const bool metrics_due = flushing || now >= next_metrics;
+        std::vector<SpanRecord> spans;
+        if (spans_due) spans.swap(queue);
+        lock.unlock();
+        // A flush's whole work is bounded by one timeout; a scheduled
+        // export's requests each by theirs.
+        const auto deadline = now + settings.timeout;
+        bool ok = true;
+        if (!spans.empty()) ok = export_spans(spans, deadline) && ok;
+        if (metrics_due) ok = export_metrics(deadline) && ok;
+        lock.lock();
+        if (!ok)  // said, not hidden: the calls themselves are not touched
+            nous::http::log_message(nous::http::LogLevel::warning,
+                                    "OTLP export failed: " + stats.last_error);
+        if (spans_due) next_spans = Clock::now() + kScheduleDelay;
+        if (metrics_due) next_metrics = Clock::now() + settings.metric_export_interval;
+        if (flushing) {
+            flushes_done = std::max(flushes_done, flush_target);
+            last_flush_ok = ok;
+            finished.notify_all();
+        }
+        if (ending) {
+            stopped = true;
+            finished.notify_all();
+            return;
+        }
+    }
+}
+
+OtlpExporter::OtlpExporter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+nous::http::Result<std::shared_ptr<OtlpExporter>> OtlpExporter::start(OtlpSettings settings) {
+    for (const std::string* url : {&settings.traces_endpoint, &settings.metrics_endpoint})
+        if (!url->empty())
+            if (auto bad = nous::http::validate_url(*url))
+                return nous::http::Error(nous::http::ErrorCode::invalid_argument,
+                                         "OTLP endpoint: " + bad->message);
+    if (settings.timeout.count() <= 0)
+        return nous::http::Error(nous::http::ErrorCode::invalid_argument,
+                                 "OTLP timeout must be positive");
+    if (settings.metric_export_interval.count() <= 0)
+        return nous::http::Error(nous::http::ErrorCode::invalid_argument,
+                                 "OTLP metric export interval must be positive");
+    auto impl = std::make_unique<Impl>();
+    impl->source.resource.emplace_back("service.name", settings.service_name);
+    for (const auto& [name, value] : settings.resource)
+        if (name != "service.name") impl->source.resource.emplace_back(name, value);
+    impl->source.resource.emplace_back("telemetry.sdk.name", std::string("nous-http"));
+    impl->source.resource.emplace_back("telemetry.sdk.language", std::string("cpp"));
+    impl->source.resource.emplace_back("telemetry.sdk.version", std::string(NOUS_VERSION));
+    impl->source.scope_version = NOUS_VERSION;
+    impl->settings = std::move(settings);
+    Impl* raw = impl.get();
+    try {
+        impl->thread = std::thread([raw] { raw->run(); });
+    } catch (const std::system_error& e) {
+        return nous::http::Error(nous::http::ErrorCode::saturated,
+                                 std::string("no thread for the OTLP exporter: ") + e.what());
+    }
+    return std::shared_ptr<OtlpExporter>(new OtlpExporter(std::move(impl)));
+}
+
+OtlpExporter::~OtlpExporter() { shutdown(); }
+
+void OtlpExporter::on_event(const CallEvent& event) noexcept {
+    try {
+        impl_->on_event(event);
+    } catch (...) {
+        // Out of memory for a span: it is lost, the call is not hurt.
+    }
+}
+
+bool OtlpExporter::flush() {
+    std::unique_lock lock(impl_->mutex);
+    if (impl_->stopped) return false;
+    const std::uint64_t target = ++impl_->flushes_asked;
+    impl_->wake.notify_one();
+    impl_->finished.wait(lock, [&] { return impl_->flushes_done >= target || impl_->stopped; });
+    return impl_->flushes_done >= target && impl_->last_flush_ok;
+}
+
+bool OtlpExporter::shutdown() {
+    {
+        std::lock_guard lock(impl_->mutex);
+        if (!impl_->thread.joinable()) return impl_->last_flush_ok;
+        impl_->stopping = true;
+        impl_->wake.notify_one();
+    }
+    impl_->thread.join();
+    std::lock_guard lock(impl_->mutex);
+    return impl_->last_flush_ok;
+}
+
+OtlpExporter::Stats OtlpExporter::stats() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->stats;
+}
+
+}  // namespace nous::llm

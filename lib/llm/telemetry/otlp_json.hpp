@@ -1,0 +1,56 @@
+#pragma once
+// OTLP's JSON encoding (nous_llm internal): an ExportTraceServiceRequest of
+// finished spans and an ExportMetricsServiceRequest of the built-in
+// metrics, as the protobuf JSON mapping with OTLP's exceptions writes them
+// (lowerCamelCase names, trace and span ids as hex, enums as integers,
+// 64-bit integers as decimal strings). docs/design/otlp.md.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nous/llm/telemetry.hpp"
+#include "telemetry/metric_series.hpp"
+
+namespace nous::llm::detail {
+
+using TraceId = std::array<std::uint8_t, 16>;
+using SpanId = std::array<std::uint8_t, 8>;
+
+/// One finished span.
+struct SpanRecord {
+    TraceId trace_id{};
+    SpanId span_id{};
+    SpanId parent_span_id{};  ///< all zero: a root span
+    std::string name;
+    int kind = 3;  ///< SpanKind: 3 CLIENT
+    std::uint64_t start_unix_nano = 0;
+    std::uint64_t end_unix_nano = 0;
+    Attributes attributes;
+    struct Event {
+        std::uint64_t time_unix_nano = 0;
+        std::string name;
+    };
+    std::vector<Event> events;
+    bool error = false;  ///< status ERROR (code 2) with `status_message`; else UNSET
+    std::string status_message;
+};
+
+/// The exporter's scope and resource, written once into every request.
+struct OtlpSource {
+    Attributes resource;  ///< service.name and telemetry.sdk.* among them
+    std::string scope_version;
+};
+
+std::string traces_request_json(const OtlpSource& source, const std::vector<SpanRecord>& spans);
+
+/// Every series as cumulative histograms (and the cost counter where a
+/// price table priced a call), from `start_unix_nano` (the exporter's start)
+/// to `now_unix_nano`. Empty when there is nothing to send.
+std::string metrics_request_json(const OtlpSource& source,
+                                 const std::map<std::string, Series>& series,
+                                 std::uint64_t start_unix_nano, std::uint64_t now_unix_nano);
+
+}  // namespace nous::llm::detail
