@@ -40,9 +40,11 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "mock_child.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/metrics.hpp"
+#include "nous/llm/otlp.hpp"
 #include "nous/mock/mock_server.hpp"
 
 namespace po = boost::program_options;
@@ -57,6 +59,8 @@ struct Load {
     nous::llm::Provider provider = nous::llm::Provider::openai;
     std::string client = "nous-llm";
     bool metrics = false;  ///< nous-llm: every call observed by one built-in Metrics
+    /// nous-llm: every call exported by this OtlpExporter (to the server's /v1/traces).
+    std::shared_ptr<nous::llm::OtlpExporter> otlp;
 };
 
 struct Tally {
@@ -107,6 +111,7 @@ void run_chat_streams(const Load& load, Tally& tally) {
     request.model = "mock-1";
     request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
     if (load.metrics) request.observer = std::make_shared<nous::llm::Metrics>();
+    if (load.otlp) request.observer = load.otlp;
     library_streams(load, tally, [&](const nous::http::Options& options, std::uint64_t& tokens) {
         auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
             tokens += !d.text.empty();
@@ -338,7 +343,10 @@ int main(int argc, char** argv) {
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
         "mock-tokens-per-second", po::value(&mock_rate),
         "the child mock's pace per stream (50; 0: unpaced)")(
-        "metrics", "nous-llm: every call recorded by one nous::llm::Metrics (its observer)");
+        "metrics", "nous-llm: every call recorded by one nous::llm::Metrics (its observer)")(
+        "otlp",
+        "nous-llm: every call exported by an OtlpExporter to the server's /v1/traces and "
+        "/v1/metrics (nouscli's mock receives them), flushed before the end is timed");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -377,41 +385,42 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    pid_t mock = -1;
+    nous::bench::MockChild mock;
     if (load.url_base.empty()) {
         // The mock in a child, before any thread: its CPU is not ours.
-        int pipefd[2];
-        if (::pipe(pipefd) != 0) return 1;
-        mock = ::fork();
-        if (mock == 0) {
-            ::close(pipefd[0]);
-            nous::http::MockServerOptions options;
-            options.stream_tokens = mock_tokens;
-            options.tokens_per_second = mock_rate;
-            nous::http::MockServer server(options);
-            server.start();
-            const std::uint16_t port = server.port();
-            (void)!::write(pipefd[1], &port, sizeof port);
-            ::pause();
-            _exit(0);
+        nous::http::MockServerOptions options;
+        options.stream_tokens = mock_tokens;
+        options.tokens_per_second = mock_rate;
+        mock = nous::bench::mock_in_child(options);
+        load.url_base = mock.url;
+    }
+
+    if (vm.count("otlp")) {
+        nous::llm::OtlpSettings otlp;
+        otlp.traces_endpoint = load.url_base + "/v1/traces";
+        otlp.metrics_endpoint = load.url_base + "/v1/metrics";
+        auto exporter = nous::llm::OtlpExporter::start(otlp);
+        if (!exporter) {
+            std::cerr << "chat_load: " << exporter.error().message << "\n";
+            return 2;
         }
-        ::close(pipefd[1]);
-        std::uint16_t port = 0;
-        if (::read(pipefd[0], &port, sizeof port) != sizeof port) return 1;
-        load.url_base = "http://127.0.0.1:" + std::to_string(port);
+        load.otlp = exporter.value();
     }
 
     Tally tally;
     const double cpu_before = cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     run_client(load, tally);
+    if (load.otlp) {  // the export's own work is part of the run's CPU
+        load.otlp->shutdown();
+        const auto stats = load.otlp->stats();
+        std::cerr << "chat_load: otlp " << stats.spans_exported << " spans exported, "
+                  << stats.spans_dropped << " dropped, " << stats.spans_failed << " failed\n";
+    }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double cpu = cpu_seconds() - cpu_before;
-    if (mock > 0) {
-        ::kill(mock, SIGTERM);
-        ::waitpid(mock, nullptr, 0);
-    }
+    mock.stop();
     const std::string client = load.client == "nous-llm" || load.client == "nous-stream"
                                    ? load.client + "-" + load.stream_backend
                                    : load.client;

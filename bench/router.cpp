@@ -9,13 +9,17 @@
 //     calls: calls per second through a one-deployment router to an
 //       in-process mock against run_chat to the same mock directly, at 1 and
 //       64 threads, the two alternating for S seconds each, N rounds (3),
-//       and the median of the rounds' ratios.
+//       and the median of the rounds' ratios; and a third run through the
+//       same router with an OtlpExporter as its observer, sending every
+//       call's span and the metrics to a sink in a child process (export
+//       against none).
 // Prints a table.
 
 #include "nous/llm/router.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,7 +32,9 @@
 #include <thread>
 #include <vector>
 
+#include "mock_child.hpp"
 #include "nous/llm/detail/router_access.hpp"
+#include "nous/llm/otlp.hpp"
 #include "nous/llm/run_chat.hpp"
 #include "nous/mock/mock_server.hpp"
 
@@ -107,12 +113,26 @@ double redis_ping_us(const std::string& url, int n, std::chrono::microseconds ga
     return us.empty() ? 0 : us[us.size() / 2];
 }
 
-/// Calls per second of `call` on `threads` threads for `seconds`.
+double cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/// What `call` achieved on `threads` threads for `seconds`: calls per
+/// second, and the process's CPU per call (us), the steadier of the two on
+/// an oversubscribed machine.
+struct Rate {
+    double per_second = 0, cpu_us = 0;
+};
+
 template <typename Call>
-double calls_per_second(int threads, double seconds, Call&& call) {
+Rate calls_per_second(int threads, double seconds, Call&& call) {
     std::atomic<bool> stop{false};
     std::atomic<long> done{0};
     std::vector<std::thread> workers;
+    const double cpu0 = cpu_seconds();
     const auto t0 = Clock::now();
     for (int t = 0; t < threads; ++t)
         workers.emplace_back([&] {
@@ -122,8 +142,9 @@ double calls_per_second(int threads, double seconds, Call&& call) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     stop = true;
     for (auto& w : workers) w.join();
-    return static_cast<double>(done.load()) /
-           std::chrono::duration<double>(Clock::now() - t0).count();
+    const double calls = static_cast<double>(std::max(1L, done.load()));
+    return {calls / std::chrono::duration<double>(Clock::now() - t0).count(),
+            (cpu_seconds() - cpu0) * 1e6 / calls};
 }
 
 }  // namespace
@@ -147,6 +168,8 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    // Forked before any thread of ours exists.
+    const std::string collector = nous::bench::mock_in_child().url;
     nous::http::MockServer mock;
     mock.start();
     const std::string base = mock.base_url() + "/v1";
@@ -186,21 +209,49 @@ int main(int argc, char** argv) {
     auto router = make_router(one);
     nous::http::Options options;
     options.max_retries = 0;
-    std::printf("\n%-8s %-6s %14s %14s %10s\n", "threads", "round", "direct/s", "router/s",
-                "x direct");
+    // The same router, every call exported to a sink in another process (a
+    // mock's /small: it reads each request whole and answers 200 without
+    // parsing it): on two cores, a collector's own parsing would be taken
+    // from the calls, and it is not the client's cost.
+    nous::llm::OtlpSettings otlp;
+    otlp.traces_endpoint = collector + "/small";
+    otlp.metrics_endpoint = collector + "/small";
+    otlp.metric_export_interval = std::chrono::seconds(1);
+    auto exporter = nous::llm::OtlpExporter::start(otlp);
+    if (!exporter) return 1;
+    nous::llm::RouterConfig exported = one;
+    exported.observer = exporter.value();
+    auto exported_router = make_router(exported);
+    std::printf("\n%-8s %-6s %10s %10s %9s %10s %9s   %s\n", "threads", "round", "direct/s",
+                "router/s", "x direct", "+otlp/s", "x router", "CPU us/call: direct router +otlp");
     for (int threads : {1, 64}) {
-        std::vector<double> ratios;
+        std::vector<double> ratios, otlp_ratios, cpu_ratios;
         for (int round = 1; round <= rounds; ++round) {
-            const double direct = calls_per_second(
+            const Rate direct = calls_per_second(
                 threads, seconds, [&] { return bool(nous::llm::run_chat(request, options)); });
-            const double routed = calls_per_second(
+            const Rate routed = calls_per_second(
                 threads, seconds, [&] { return bool(router->chat(request, options)); });
-            std::printf("%-8d %-6d %14.0f %14.0f %10.3f\n", threads, round, direct, routed,
-                        routed / direct);
-            ratios.push_back(routed / direct);
+            const Rate with_otlp = calls_per_second(
+                threads, seconds, [&] { return bool(exported_router->chat(request, options)); });
+            std::printf("%-8d %-6d %10.0f %10.0f %9.3f %10.0f %9.3f   %6.1f %6.1f %6.1f\n", threads,
+                        round, direct.per_second, routed.per_second,
+                        routed.per_second / direct.per_second, with_otlp.per_second,
+                        with_otlp.per_second / routed.per_second, direct.cpu_us, routed.cpu_us,
+                        with_otlp.cpu_us);
+            ratios.push_back(routed.per_second / direct.per_second);
+            otlp_ratios.push_back(with_otlp.per_second / routed.per_second);
+            cpu_ratios.push_back(with_otlp.cpu_us / routed.cpu_us);
         }
-        std::sort(ratios.begin(), ratios.end());
-        std::printf("%-8d median %29s %10.3f\n", threads, "", ratios[ratios.size() / 2]);
+        for (auto* v : {&ratios, &otlp_ratios, &cpu_ratios}) std::sort(v->begin(), v->end());
+        std::printf("%-8d median %21s %9.3f %10s %9.3f   +otlp CPU per call x%.3f\n", threads, "",
+                    ratios[ratios.size() / 2], "", otlp_ratios[otlp_ratios.size() / 2],
+                    cpu_ratios[cpu_ratios.size() / 2]);
     }
+    exporter.value()->shutdown();
+    const auto stats = exporter.value()->stats();
+    std::printf("\notlp: %llu spans exported, %llu dropped (queue full), %llu failed\n",
+                static_cast<unsigned long long>(stats.spans_exported),
+                static_cast<unsigned long long>(stats.spans_dropped),
+                static_cast<unsigned long long>(stats.spans_failed));
     return 0;
 }

@@ -223,7 +223,8 @@ TEST_CASE("otlp: a failed call's span has status ERROR and error.type") {
     auto result = run_chat(r, no_retries);
     REQUIRE_FALSE(result);
     REQUIRE(exporter->flush());
-    auto spans = spans_of(received(collector));
+    auto document = received(collector);
+    auto spans = spans_of(document);
     REQUIRE(spans.size() == 1);
     CHECK((*spans[0])["status"]["code"].GetInt() == 2);  // STATUS_CODE_ERROR
     CHECK(std::string((*spans[0])["status"]["message"].GetString()) == result.error().message);
@@ -257,7 +258,8 @@ TEST_CASE("otlp: a routed call with failover is a parent span with a child per a
     auto result = router.value()->chat(r);
     REQUIRE(result);
     REQUIRE(exporter->flush());
-    auto spans = spans_of(received(collector));
+    auto document = received(collector);
+    auto spans = spans_of(document);
     REQUIRE(spans.size() == 3);
     const rapidjson::Value* parent = nullptr;
     std::vector<const rapidjson::Value*> children;
@@ -317,7 +319,8 @@ TEST_CASE("otlp: prompts and answers are exported only when asked for") {
     auto result = run_chat(r);
     REQUIRE(result);
     REQUIRE(exporter->flush());
-    auto spans = spans_of(received(server));
+    auto document = received(server);
+    auto spans = spans_of(document);
     REQUIRE(spans.size() == 1);
     rapidjson::Document input, output;
     input.Parse((*attribute(*spans[0], "gen_ai.input.messages"))["stringValue"].GetString());
@@ -520,7 +523,8 @@ TEST_CASE("nouscli --otlp: the span reaches the collector, and a bad variable ex
     auto embedded = nous::test::nouscli(
         {"embed", "one", "--model", "e-1", "--base-url", server.base_url() + "/v1", "--otlp"});
     CHECK(embedded.code == 0);
-    auto spans = spans_of(received(server));
+    auto document = received(server);
+    auto spans = spans_of(document);
     REQUIRE(spans.size() == 2);
     CHECK(std::string((*spans[0])["name"].GetString()) == "chat mock-1");
     CHECK(std::string((*spans[1])["name"].GetString()) == "embeddings e-1");

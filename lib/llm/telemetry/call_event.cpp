@@ -3,6 +3,7 @@
 #include "nous/llm/embed.hpp"
 #include "nous/llm/result.hpp"
 #include "nous/llm/telemetry.hpp"
+#include "telemetry/call_facts.hpp"
 
 namespace nous::llm {
 
@@ -27,40 +28,53 @@ std::string_view otel_provider_name(Provider provider) noexcept {
     return "openai";
 }
 
+namespace detail {
+
+CallFacts CallFacts::of(const CallEvent& e) {
+    CallFacts f;
+    f.operation = e.operation;
+    f.provider = e.provider;
+    f.model = e.request_model;
+    f.server_address = e.server_address;
+    f.server_port = e.server_port;
+    f.deployment = e.deployment;
+    if (e.kind == CallEvent::Kind::failover) f.failover_reason = e.reason;
+    f.take_end(e);
+    return f;
+}
+
+void CallFacts::take_end(const CallEvent& e) {
+    if (e.kind == CallEvent::Kind::end) {
+        if (e.result) {
+            response_id = e.result->request_id;
+            finish_reason = e.result->finish_reason.value_or("");
+        }
+        if (e.embeddings)
+            embedding_dimensions = static_cast<std::int64_t>(e.embeddings->dimensions);
+        // A chat event built by hand may carry its usage in the result only.
+        if (e.usage)
+            usage = *e.usage;
+        else if (e.result && e.result->usage)
+            usage = *e.result->usage;
+    }
+    error_type = e.error_type;
+}
+
+}  // namespace detail
+
 Attributes CallEvent::attributes() const {
     Attributes a;
-    a.emplace_back("gen_ai.operation.name", std::string(operation));
-    a.emplace_back("gen_ai.provider.name", std::string(provider));
-    a.emplace_back("gen_ai.request.model", std::string(request_model));
-    if (!server_address.empty()) {
-        a.emplace_back("server.address", std::string(server_address));
-        a.emplace_back("server.port", server_port);
-    }
-    if (!deployment.empty()) a.emplace_back("nous.deployment", std::string(deployment));
-    if (kind == Kind::failover) a.emplace_back("nous.failover.reason", std::string(reason));
-    if (kind == Kind::end && result) {
-        if (!result->request_id.empty()) a.emplace_back("gen_ai.response.id", result->request_id);
-        if (result->finish_reason)
-            a.emplace_back("gen_ai.response.finish_reasons",
-                           std::vector<std::string>{*result->finish_reason});
-    }
-    if (kind == Kind::end && embeddings)
-        a.emplace_back("gen_ai.embeddings.dimension.count",
-                       static_cast<std::int64_t>(embeddings->dimensions));
-    const Usage* used = usage ? usage : result && result->usage ? &*result->usage : nullptr;
-    if (kind == Kind::end && used) {
-        a.emplace_back("gen_ai.usage.input_tokens", used->input_tokens);
-        if (operation != "embeddings")
-            a.emplace_back("gen_ai.usage.output_tokens", used->output_tokens);
-        if (used->cached_input_tokens > 0)
-            a.emplace_back("gen_ai.usage.cache_read.input_tokens", used->cached_input_tokens);
-        if (used->cache_write_input_tokens > 0)
-            a.emplace_back("gen_ai.usage.cache_creation.input_tokens",
-                           used->cache_write_input_tokens);
-        if (used->reasoning_tokens > 0)
-            a.emplace_back("nous.usage.reasoning_tokens", used->reasoning_tokens);
-    }
-    if (!error_type.empty()) a.emplace_back("error.type", std::string(error_type));
+    struct Collect {
+        Attributes& out;
+        void operator()(const char* name, std::string_view v) {
+            out.emplace_back(name, std::string(v));
+        }
+        void operator()(const char* name, std::int64_t v) { out.emplace_back(name, v); }
+        void operator()(const char* name, detail::OneStringList v) {
+            out.emplace_back(name, std::vector<std::string>{std::string(v.value)});
+        }
+    };
+    detail::CallFacts::of(*this).visit(Collect{a});
     return a;
 }
 

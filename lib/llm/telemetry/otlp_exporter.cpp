@@ -79,15 +79,6 @@ bool retryable(const nous::http::Error& e) {
     }
 }
 
-void set_attribute(Attributes& attrs, std::string name, AttributeValue value) {
-    for (auto& [n, v] : attrs)
-        if (n == name) {
-            v = std::move(value);
-            return;
-        }
-    attrs.emplace_back(std::move(name), std::move(value));
-}
-
 }  // namespace
 
 struct OtlpExporter::Impl {
@@ -108,12 +99,23 @@ struct OtlpExporter::Impl {
     };
     std::array<CallShard, 16> open;
 
+    /// Finished spans waiting for the thread, in 16 shards dealt out by
+    /// calling thread (no lock that every call takes: 64 threads on two
+    /// cores must not queue behind one preempted holder), bounded together
+    /// by `queued`.
+    struct alignas(64) SpanShard {
+        std::mutex mutex;
+        std::vector<SpanRecord> spans;
+    };
+    std::array<SpanShard, 16> pending;
+    std::atomic<std::size_t> queued{0};
+    std::atomic<std::uint64_t> dropped{0};
+    std::atomic<bool> stopped{false};  ///< the thread is gone: spans are dropped
+
     mutable std::mutex mutex;
     std::condition_variable wake;      ///< the thread: a full batch, a flush, the end
     std::condition_variable finished;  ///< flush(): its request served
-    std::vector<SpanRecord> queue;
     bool stopping = false;
-    bool stopped = false;  ///< the thread is gone: spans are dropped
     std::uint64_t flushes_asked = 0, flushes_done = 0;
     bool last_flush_ok = true;
     Stats stats;
@@ -121,6 +123,8 @@ struct OtlpExporter::Impl {
 
     void on_event(const CallEvent& e);
     void enqueue(SpanRecord&& span);
+    /// Every pending span, taken out of the shards.
+    std::vector<SpanRecord> take_pending();
     void run();
     /// One export request, retried as OTLP says until `deadline`; the error when it failed.
     std::optional<std::string> send(const std::string& url, const std::string& body,
@@ -132,24 +136,25 @@ struct OtlpExporter::Impl {
 void OtlpExporter::Impl::on_event(const CallEvent& e) {
     metrics.record(e);
     if (settings.traces_endpoint.empty()) return;
+    using Kind = CallEvent::Kind;
+    // Only the events that open, close or mark a span take the shard's lock.
+    if (e.kind == Kind::response_head) return;
     const std::uint64_t now = unix_nano_now();
     CallShard& shard = open[e.call_id % open.size()];
-    std::unique_lock lock(shard.mutex);
-    using Kind = CallEvent::Kind;
     if (e.kind == Kind::start) {
         OpenCall call;
         SpanRecord& s = call.span;
         s.trace_id = random_id<16>();
         s.span_id = random_id<8>();
-        s.name = std::string(e.operation);
-        if (!e.request_model.empty()) s.name += " " + std::string(e.request_model);
+        s.facts = detail::CallFacts::of(e);
         s.start_unix_nano = now - static_cast<std::uint64_t>(e.elapsed.count());
         if (settings.capture_content && e.request)
-            s.attributes.emplace_back("gen_ai.input.messages",
-                                      detail::input_messages_json(*e.request));
+            s.input_messages = detail::input_messages_json(*e.request);
+        std::lock_guard lock(shard.mutex);
         shard.calls.insert_or_assign(e.call_id, std::move(call));
         return;
     }
+    std::unique_lock lock(shard.mutex);
     auto it = shard.calls.find(e.call_id);
     if (it == shard.calls.end()) return;  // started before this exporter was set
     OpenCall& call = it->second;
@@ -157,30 +162,29 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
         case Kind::attempt: {
             SpanRecord a;
             a.trace_id = call.span.trace_id;
-            a.span_id = random_id<8>();
             a.parent_span_id = call.span.span_id;
-            a.name = std::string(e.operation) + " " + std::string(e.request_model);
             a.start_unix_nano = now;
-            a.attributes = e.attributes();
             call.attempt = std::move(a);
+            lock.unlock();  // the call's own thread is the only one to touch its spans
+            call.attempt->span_id = random_id<8>();
+            call.attempt->facts = detail::CallFacts::of(e);
             return;
         }
-        case Kind::failover:
-            if (call.attempt) {
-                call.attempt->end_unix_nano = now;
-                call.attempt->error = true;
-                call.attempt->status_message = std::string(e.reason);
-                set_attribute(call.attempt->attributes, "nous.failover.reason",
-                              std::string(e.reason));
-                SpanRecord done = std::move(*call.attempt);
-                call.attempt.reset();
-                lock.unlock();
-                enqueue(std::move(done));
-            }
+        case Kind::failover: {
+            if (!call.attempt) return;
+            SpanRecord done = std::move(*call.attempt);
+            call.attempt.reset();
+            lock.unlock();
+            done.end_unix_nano = now;
+            done.error = true;
+            done.status_message = std::string(e.reason);
+            done.facts.failover_reason = e.reason;
+            enqueue(std::move(done));
             return;
+        }
         case Kind::first_content:
-            call.span.events.push_back({now, "gen_ai.first_chunk"});
-            if (call.attempt) call.attempt->events.push_back({now, "gen_ai.first_chunk"});
+            call.span.first_chunk_unix_nano = now;
+            if (call.attempt) call.attempt->first_chunk_unix_nano = now;
             return;
         case Kind::end:
         case Kind::error: {
@@ -189,10 +193,11 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
             shard.calls.erase(it);
             lock.unlock();
             span.end_unix_nano = now;
-            for (auto& [name, value] : e.attributes()) set_attribute(span.attributes, name, value);
+            // The end's facts are the call's: through a router, the
+            // deployment that answered and its model.
+            span.facts = detail::CallFacts::of(e);
             if (settings.capture_content && e.result)
-                span.attributes.emplace_back("gen_ai.output.messages",
-                                             detail::output_messages_json(*e.result));
+                span.output_messages = detail::output_messages_json(*e.result);
             if (e.kind == Kind::error) {
                 span.error = true;
                 span.status_message = e.error ? e.error->message : std::string(e.error_type);
@@ -202,8 +207,7 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
             }
             if (attempt) {
                 attempt->end_unix_nano = now;
-                for (auto& [name, value] : e.attributes())
-                    set_attribute(attempt->attributes, name, value);
+                attempt->facts.take_end(e);
                 attempt->error = span.error;
                 attempt->status_message = span.status_message;
                 enqueue(std::move(*attempt));
@@ -217,13 +221,40 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
 }
 
 void OtlpExporter::Impl::enqueue(SpanRecord&& span) {
-    std::lock_guard lock(mutex);
-    if (stopped || queue.size() >= kMaxQueue) {
-        ++stats.spans_dropped;
+    if (stopped.load(std::memory_order_acquire)) {
+        dropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    queue.push_back(std::move(span));
-    if (queue.size() == kBatch) wake.notify_one();
+    const std::size_t before = queued.fetch_add(1, std::memory_order_acq_rel);
+    if (before >= kMaxQueue) {  // full: drop, count, go on
+        queued.fetch_sub(1, std::memory_order_acq_rel);
+        dropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    static std::atomic<std::size_t> next_shard{0};
+    thread_local const std::size_t shard_index =
+        next_shard.fetch_add(1, std::memory_order_relaxed) % 16;
+    {
+        SpanShard& shard = pending[shard_index];
+        std::lock_guard lock(shard.mutex);
+        shard.spans.push_back(std::move(span));
+    }
+    if (before + 1 == kBatch) {  // a full batch: wake the thread (under its lock: no lost wake-up)
+        std::lock_guard lock(mutex);
+        wake.notify_one();
+    }
+}
+
+std::vector<SpanRecord> OtlpExporter::Impl::take_pending() {
+    std::vector<SpanRecord> out;
+    out.reserve(queued.load(std::memory_order_acquire));
+    for (SpanShard& shard : pending) {
+        std::lock_guard lock(shard.mutex);
+        for (auto& span : shard.spans) out.push_back(std::move(span));
+        shard.spans.clear();
+    }
+    queued.fetch_sub(out.size(), std::memory_order_acq_rel);
+    return out;
 }
 
 std::optional<std::string> OtlpExporter::Impl::send(const std::string& url, const std::string& body,
@@ -255,10 +286,10 @@ bool OtlpExporter::Impl::export_spans(std::vector<SpanRecord>& spans, Clock::tim
     bool ok = true;
     for (std::size_t first = 0; first < spans.size(); first += kBatch) {
         const std::size_t n = std::min(kBatch, spans.size() - first);
-        std::vector<SpanRecord> batch(std::make_move_iterator(spans.begin() + first),
-                                      std::make_move_iterator(spans.begin() + first + n));
-        auto failed =
-            send(settings.traces_endpoint, detail::traces_request_json(source, batch), deadline);
+        auto failed = send(settings.traces_endpoint,
+                           detail::traces_request_json(
+                               source, std::span<const SpanRecord>(spans).subspan(first, n)),
+                           deadline);
         std::lock_guard lock(mutex);
         if (failed) {
             stats.spans_failed += n;
@@ -294,17 +325,17 @@ void OtlpExporter::Impl::run() {
     auto next_metrics = Clock::now() + settings.metric_export_interval;
     for (;;) {
         wake.wait_until(lock, std::min(next_spans, next_metrics), [&] {
-            return stopping || queue.size() >= kBatch || flushes_asked > flushes_done;
+            return stopping || queued.load() >= kBatch || flushes_asked > flushes_done;
         });
         const bool ending = stopping;
         const std::uint64_t flush_target = flushes_asked;
         const bool flushing = ending || flush_target > flushes_done;
         const auto now = Clock::now();
-        const bool spans_due = flushing || queue.size() >= kBatch || now >= next_spans;
+        const bool spans_due = flushing || queued.load() >= kBatch || now >= next_spans;
         const bool metrics_due = flushing || now >= next_metrics;
-        std::vector<SpanRecord> spans;
-        if (spans_due) spans.swap(queue);
         lock.unlock();
+        std::vector<SpanRecord> spans;
+        if (spans_due) spans = take_pending();
         // A flush's whole work is bounded by one timeout; a scheduled
         // export's requests each by theirs.
         const auto deadline = now + settings.timeout;
@@ -323,8 +354,11 @@ void OtlpExporter::Impl::run() {
             finished.notify_all();
         }
         if (ending) {
-            stopped = true;
+            stopped.store(true, std::memory_order_release);
             finished.notify_all();
+            lock.unlock();
+            // Spans that arrived during the last export: dropped, counted.
+            dropped.fetch_add(take_pending().size(), std::memory_order_relaxed);
             return;
         }
     }
@@ -375,7 +409,7 @@ void OtlpExporter::on_event(const CallEvent& event) noexcept {
 
 bool OtlpExporter::flush() {
     std::unique_lock lock(impl_->mutex);
-    if (impl_->stopped) return false;
+    if (impl_->stopped.load()) return false;
     const std::uint64_t target = ++impl_->flushes_asked;
     impl_->wake.notify_one();
     impl_->finished.wait(lock, [&] { return impl_->flushes_done >= target || impl_->stopped; });
@@ -390,13 +424,17 @@ bool OtlpExporter::shutdown() {
         impl_->wake.notify_one();
     }
     impl_->thread.join();
+    // A span queued while the thread made its last round: dropped, counted.
+    impl_->dropped.fetch_add(impl_->take_pending().size(), std::memory_order_relaxed);
     std::lock_guard lock(impl_->mutex);
     return impl_->last_flush_ok;
 }
 
 OtlpExporter::Stats OtlpExporter::stats() const {
     std::lock_guard lock(impl_->mutex);
-    return impl_->stats;
+    Stats out = impl_->stats;
+    out.spans_dropped = impl_->dropped.load(std::memory_order_relaxed);
+    return out;
 }
 
 }  // namespace nous::llm

@@ -77,6 +77,58 @@ void attributes(Writer& w, const Attributes& attrs) {
     w.EndArray();
 }
 
+void key_value_open(Writer& w, std::string_view name) {
+    w.StartObject();
+    key(w, "key");
+    text(w, name);
+    key(w, "value");
+    w.StartObject();
+}
+
+void key_value_close(Writer& w) {
+    w.EndObject();
+    w.EndObject();
+}
+
+/// A span's attributes, written straight from its facts.
+void span_attributes(Writer& w, const SpanRecord& s) {
+    key(w, "attributes");
+    w.StartArray();
+    struct Write {
+        Writer& w;
+        void operator()(const char* name, std::string_view v) {
+            key_value_open(w, name);
+            key(w, "stringValue");
+            text(w, v);
+            key_value_close(w);
+        }
+        void operator()(const char* name, std::int64_t v) {
+            key_value_open(w, name);
+            key(w, "intValue");
+            int64_string(w, v);
+            key_value_close(w);
+        }
+        void operator()(const char* name, OneStringList v) {
+            key_value_open(w, name);
+            key(w, "arrayValue");
+            w.StartObject();
+            key(w, "values");
+            w.StartArray();
+            w.StartObject();
+            key(w, "stringValue");
+            text(w, v.value);
+            w.EndObject();
+            w.EndArray();
+            w.EndObject();
+            key_value_close(w);
+        }
+    } write{w};
+    s.facts.visit(write);
+    if (!s.input_messages.empty()) write("gen_ai.input.messages", s.input_messages);
+    if (!s.output_messages.empty()) write("gen_ai.output.messages", s.output_messages);
+    w.EndArray();
+}
+
 /// {"resource":{...},"scope…":[{"scope":{...},"<items>":[ — the caller writes the items.
 void open_envelope(Writer& w, const OtlpSource& source, std::string_view resource_list,
                    std::string_view scope_list, std::string_view items) {
@@ -192,8 +244,9 @@ void close_metric(Writer& w, bool monotonic_sum = false) {
 
 }  // namespace
 
-std::string traces_request_json(const OtlpSource& source, const std::vector<SpanRecord>& spans) {
-    rapidjson::StringBuffer buffer;
+std::string traces_request_json(const OtlpSource& source, std::span<const SpanRecord> spans) {
+    // About 700 bytes a span: sized once, not grown by doubling.
+    rapidjson::StringBuffer buffer(nullptr, 1024 + spans.size() * 1024);
     Writer w(buffer);
     open_envelope(w, source, "resourceSpans", "scopeSpans", "spans");
     for (const SpanRecord& s : spans) {
@@ -211,25 +264,24 @@ std::string traces_request_json(const OtlpSource& source, const std::vector<Span
         key(w, "flags");
         w.Uint(kSampledLocalParent);
         key(w, "name");
-        text(w, s.name);
+        text(w,
+             s.facts.model.empty() ? s.facts.operation : s.facts.operation + " " + s.facts.model);
         key(w, "kind");
         w.Int(s.kind);
         key(w, "startTimeUnixNano");
         uint64_string(w, s.start_unix_nano);
         key(w, "endTimeUnixNano");
         uint64_string(w, s.end_unix_nano);
-        attributes(w, s.attributes);
-        if (!s.events.empty()) {
+        span_attributes(w, s);
+        if (s.first_chunk_unix_nano != 0) {
             key(w, "events");
             w.StartArray();
-            for (const auto& e : s.events) {
-                w.StartObject();
-                key(w, "timeUnixNano");
-                uint64_string(w, e.time_unix_nano);
-                key(w, "name");
-                text(w, e.name);
-                w.EndObject();
-            }
+            w.StartObject();
+            key(w, "timeUnixNano");
+            uint64_string(w, s.first_chunk_unix_nano);
+            key(w, "name");
+            text(w, "gen_ai.first_chunk");
+            w.EndObject();
             w.EndArray();
         }
         key(w, "status");

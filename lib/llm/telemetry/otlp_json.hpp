@@ -8,10 +8,12 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "nous/llm/telemetry.hpp"
+#include "telemetry/call_facts.hpp"
 #include "telemetry/metric_series.hpp"
 
 namespace nous::llm::detail {
@@ -19,21 +21,20 @@ namespace nous::llm::detail {
 using TraceId = std::array<std::uint8_t, 16>;
 using SpanId = std::array<std::uint8_t, 8>;
 
-/// One finished span.
+/// One finished span: its attributes kept as the call's facts, written out
+/// only when the span is encoded.
 struct SpanRecord {
     TraceId trace_id{};
     SpanId span_id{};
     SpanId parent_span_id{};  ///< all zero: a root span
-    std::string name;
-    int kind = 3;  ///< SpanKind: 3 CLIENT
+    int kind = 3;             ///< SpanKind: 3 CLIENT
     std::uint64_t start_unix_nano = 0;
     std::uint64_t end_unix_nano = 0;
-    Attributes attributes;
-    struct Event {
-        std::uint64_t time_unix_nano = 0;
-        std::string name;
-    };
-    std::vector<Event> events;
+    CallFacts facts;  ///< the attributes; the name is "OPERATION MODEL"
+    /// gen_ai.input.messages / gen_ai.output.messages; empty: not captured.
+    std::string input_messages, output_messages;
+    /// The first content event's time, as the span event gen_ai.first_chunk; 0: none.
+    std::uint64_t first_chunk_unix_nano = 0;
     bool error = false;  ///< status ERROR (code 2) with `status_message`; else UNSET
     std::string status_message;
 };
@@ -44,7 +45,7 @@ struct OtlpSource {
     std::string scope_version;
 };
 
-std::string traces_request_json(const OtlpSource& source, const std::vector<SpanRecord>& spans);
+std::string traces_request_json(const OtlpSource& source, std::span<const SpanRecord> spans);
 
 /// Every series as cumulative histograms (and the cost counter where a
 /// price table priced a call), from `start_unix_nano` (the exporter's start)
