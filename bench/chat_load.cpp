@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -106,8 +107,13 @@ void library_streams(const Load& load, Tally& tally, OneStream one_stream) {
 void run_chat_streams(const Load& load, Tally& tally) {
     nous::llm::ChatRequest request;
     request.provider = load.provider;
-    request.base_url =
-        load.url_base + (load.provider == nous::llm::Provider::gemini ? "/v1beta" : "/v1");
+    using nous::llm::Provider;
+    // Bedrock's paths start at the host (/model/M/converse-stream), signed
+    // for a region with the environment's keys (main() sets bench ones).
+    request.base_url = load.url_base + (load.provider == Provider::gemini    ? "/v1beta"
+                                        : load.provider == Provider::bedrock ? ""
+                                                                             : "/v1");
+    if (load.provider == Provider::bedrock) request.region = "us-east-1";
     request.model = "mock-1";
     request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
     if (load.metrics) request.observer = std::make_shared<nous::llm::Metrics>();
@@ -337,7 +343,9 @@ int main(int argc, char** argv) {
         "streams", po::value(&load.streams), "concurrent streams (default 200)")(
         "rounds", po::value(&load.rounds), "streams per thread, one after another (default 1)")(
         "stream-backend", po::value(&load.stream_backend), "window|pull (default window)")(
-        "provider", po::value(&provider), "openai|openai-responses|anthropic|gemini")(
+        "provider", po::value(&provider),
+        "openai|openai-responses|anthropic|gemini|bedrock (bedrock: SigV4-signed with the "
+        "environment's AWS keys, bench ones when none are set)")(
         "client", po::value(&load.client),
         "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-relay")(
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
@@ -365,6 +373,11 @@ int main(int argc, char** argv) {
         return 2;
     }
     load.provider = *parsed;
+    if (load.provider == nous::llm::Provider::bedrock && !std::getenv("AWS_ACCESS_KEY_ID")) {
+        // The mock checks no signature unless told a secret: any keys sign.
+        ::setenv("AWS_ACCESS_KEY_ID", "AKIDBENCH", 1);
+        ::setenv("AWS_SECRET_ACCESS_KEY", "bench-secret", 1);
+    }
     load.metrics = vm.count("metrics") > 0;
     // Each --client and what runs it: the names are checked and dispatched from here alone.
     using Client = void (*)(const Load&, Tally&);

@@ -1100,6 +1100,46 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
     CHECK_FALSE(json.anthropic_delta(R"({"type":"ping"})", "content_block_delta", delta));
 }
 
+TEST_CASE(
+    "the fast reader of Bedrock Converse token events gives exactly the document read's deltas") {
+    std::vector<Event> events;
+    for (const char* edge : {
+             R"({"contentBlockIndex":0,"delta":{"text":"hi"},"p":"abcdefgh"})",
+             R"({"contentBlockIndex":0,"delta":{"text":"a\u00e9\n"}})",
+             R"({"delta":{"text":""}})",
+             R"({"delta":{"text":1}})",
+             R"({"delta":{"text":"a","text":"b"}})",
+             R"({"delta":{"text":"a","toolUse":{"input":"{}"}}})",
+             R"({"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\""}}})",
+             R"({"delta":{"reasoningContent":{"text":"hm"}}})",
+             R"({"delta":{"reasoningContent":{"signature":"sig"}}})",
+             R"({"delta":"text"})",
+             R"({"delta":["text"]})",
+             R"({"delta":{"text":"a"},"delta":{"text":"b"}})",
+             R"({"delta":{"text":["x"]}})",
+             R"({"p":{"delta":{"text":"inner"}},"delta":{"text":"outer"}})",
+             R"([{"delta":{"text":"array root"}}])",
+             R"({"delta":{"text":"big"},"n":1e400})",
+             R"({"stopReason":"end_turn"})",
+         })
+        for (const char* name : {"contentBlockDelta", "messageStop", "metadata", ""}) {
+            Event e;
+            e.type = name;
+            e.data = edge;
+            events.push_back(e);
+        }
+    for (const Event& e : events) check_fast_reader_agrees(Provider::bedrock, e);
+    nous::llm::detail::EventJson json;
+    nous::llm::detail::EventJson::TextDelta delta;
+    const std::string text = R"({"contentBlockIndex":0,"delta":{"text":" token"},"p":"xyz"})";
+    REQUIRE(json.converse_delta(text, "contentBlockDelta", delta));
+    CHECK(delta.text == " token");
+    CHECK(points_into(delta.text, text));
+    CHECK_FALSE(json.converse_delta(text, "messageStop", delta));
+    CHECK_FALSE(json.converse_delta(R"({"delta":{"reasoningContent":{"text":"r"}}})",
+                                    "contentBlockDelta", delta));
+}
+
 TEST_CASE("the three-argument parse hands back each provider's common text event as text") {
     // Were it to append them instead, run_chat's messages would be the same
     // (the checks above pass either way), only costlier: so it is checked here.

@@ -70,6 +70,12 @@ class EventJson {
     /// caller then parses a document. The view lives as openai_chunk's do.
     bool anthropic_delta(std::string_view text, std::string_view event_type, TextDelta& out);
 
+    /// The common Bedrock Converse token event, read without a document: a
+    /// contentBlockDelta (`event_type`, the event-stream message's) whose
+    /// delta holds one "text" string and nothing else. False for anything
+    /// else; the view lives as openai_chunk's do.
+    bool converse_delta(std::string_view text, std::string_view event_type, TextDelta& out);
+
     /// The common Responses API token event, read without a document: a
     /// response.output_text.delta (text), or a reasoning summary or
     /// reasoning text delta (`reasoning` true), with its "delta" string.

@@ -12,6 +12,7 @@
 
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
+#include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
 #include "json/event_json.hpp"
 #include "json/provider_json.hpp"
@@ -282,9 +283,12 @@ void converse_event(std::string_view type, const Value& doc, std::vector<Delta>&
 
 class ConverseEvents final : public EventReader {
   public:
-    bool read_fast(const nous::http::EventView&, std::string_view, EventJson&, std::vector<Delta>&,
-                   std::optional<std::string_view>*) override {
-        return false;  // every event through its document
+    bool read_fast(const nous::http::EventView& event, std::string_view data, EventJson& json,
+                   std::vector<Delta>& out, std::optional<std::string_view>* text_only) override {
+        EventJson::TextDelta delta;
+        if (!json.converse_delta(data, event.type, delta)) return false;
+        hand_out_text_delta(delta, out, text_only);
+        return true;
     }
     std::optional<Error> read_document(const nous::http::EventView& event, const Value& root,
                                        std::vector<Delta>& out) override {
