@@ -247,6 +247,37 @@ int main(int argc, char** argv) {
                     ratios[ratios.size() / 2], "", otlp_ratios[otlp_ratios.size() / 2],
                     cpu_ratios[cpu_ratios.size() / 2]);
     }
+    // A long conversation: what copying it costs beside the call itself. The
+    // router copies a const request once a call (each attempt sets its
+    // deployment's fields on that copy) and a given-up one not at all.
+    nous::llm::ChatRequest long_request = request;
+    long_request.messages.clear();
+    for (int i = 0; i < 100; ++i)
+        long_request.messages.push_back(
+            i % 2 ? nous::llm::ChatMessage::assistant(std::string(400, 'a'))
+                  : nous::llm::ChatMessage::user("question " + std::to_string(i) + ": " +
+                                                 std::string(300, 'q')));
+    constexpr int kCopies = 20'000;
+    std::size_t sink = 0;
+    const auto c0 = Clock::now();
+    for (int i = 0; i < kCopies; ++i) {
+        nous::llm::ChatRequest copy = long_request;
+        sink += copy.messages.size();
+    }
+    const double copy_us =
+        std::chrono::duration<double, std::micro>(Clock::now() - c0).count() / kCopies;
+    std::printf("\n100-message conversation (%zu bytes of text), 1 thread\n",
+                static_cast<std::size_t>(50 * 400 + 50 * 313));
+    std::printf("%-44s %9.2f us%s\n", "one copy of the request", copy_us, sink ? "" : " ");
+    for (int round = 1; round <= rounds; ++round) {
+        const Rate direct = calls_per_second(
+            1, seconds, [&] { return bool(nous::llm::run_chat(long_request, options)); });
+        const Rate routed_const =
+            calls_per_second(1, seconds, [&] { return bool(router->chat(long_request, options)); });
+        std::printf(
+            "round %d: direct %.0f/s %.1f us CPU, router (const request) %.0f/s %.1f us CPU\n",
+            round, direct.per_second, direct.cpu_us, routed_const.per_second, routed_const.cpu_us);
+    }
     exporter.value()->shutdown();
     const auto stats = exporter.value()->stats();
     std::printf("\notlp: %llu spans exported, %llu dropped (queue full), %llu failed\n",

@@ -124,6 +124,55 @@ TEST_CASE("a failure before any content moves the call to the next deployment, w
     CHECK_THAT(report.attempts[1].reason, Catch::StartsWith("timeout_read"));
 }
 
+TEST_CASE(
+    "each attempt carries its own deployment's fields, and the caller's request is left as it "
+    "was") {
+    CountingMock failing(faulty("server_error"));
+    MockServer healthy;
+    std::mutex seen_mutex;
+    std::vector<std::string> seen;  // each request's key and model, as the healthy mock got them
+    healthy.set_handler([&](const MockRequest& req, MockResponse&) {
+        std::lock_guard lock(seen_mutex);
+        seen.push_back(
+            req.header("authorization").value_or("") + " " +
+            (req.body.find("\"model\":\"model-b\"") != std::string::npos ? "model-b" : "other"));
+        return false;
+    });
+    healthy.start();
+    RouterConfig config;
+    Deployment a = failing.deployment("a");
+    a.model = "model-a";
+    Deployment b;
+    b.name = "b";
+    b.base_url = healthy.base_url() + "/v1";
+    b.api_key = "sk-b";
+    b.model = "model-b";
+    config.deployments = {a, b};
+    config.deployments[1].weight = 0;
+    const ChatRequest mine = [] {
+        ChatRequest r = hello(false);
+        r.model = "caller-model";
+        r.api_key = "sk-caller";
+        r.base_url = "http://caller.invalid/v1";
+        return r;
+    }();
+    for (int given_up = 0; given_up < 2; ++given_up) {
+        INFO((given_up ? "an rvalue request" : "a const request"));
+        auto router = router_of(config);  // "a" fresh, not cooling down from the last round
+        RouteReport report;
+        auto r = given_up ? router->chat(ChatRequest(mine), {}, {}, &report)
+                          : router->chat(mine, {}, {}, &report);
+        REQUIRE(r);
+        CHECK(report.deployment == "b");
+        REQUIRE(report.attempts.size() == 2);
+    }
+    CHECK(mine.model == "caller-model");
+    CHECK(mine.api_key == "sk-caller");
+    CHECK(mine.base_url == "http://caller.invalid/v1");
+    std::lock_guard lock(seen_mutex);
+    CHECK(seen == std::vector<std::string>{"Bearer sk-b model-b", "Bearer sk-b model-b"});
+}
+
 TEST_CASE("a failure after content reached the caller is returned as it is, never restarted") {
     CountingMock healthy;
     for (const char* fault : {"midstream_error", "truncate"}) {

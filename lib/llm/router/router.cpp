@@ -75,6 +75,12 @@ Result<std::unique_ptr<Router>> Router::create(RouterConfig config) {
 Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Options& options,
                                 const std::function<bool(const Delta&)>& on_delta,
                                 RouteReport* report) {
+    return chat(ChatRequest(request), options, on_delta, report);  // the call's one copy
+}
+
+Result<ChatResult> Router::chat(ChatRequest&& request, const nous::http::Options& options,
+                                const std::function<bool(const Delta&)>& on_delta,
+                                RouteReport* report) {
     // One observed operation however many attempts: start with the first
     // attempt (or at once when none can be made), then each attempt and
     // failover, and one end or error.
@@ -85,7 +91,7 @@ Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Op
     auto result =
         route(request, options, on_delta, report, observation ? &*observation : nullptr, started);
     if (observation) {
-        if (!started) {
+        if (!started) {  // no attempt was made: the request is as the caller gave it
             observation->set_target(request);
             observation->emit(CallEvent::Kind::start);
         }
@@ -94,7 +100,7 @@ Result<ChatResult> Router::chat(const ChatRequest& request, const nous::http::Op
     return result;
 }
 
-Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::Options& options,
+Result<ChatResult> Router::route(ChatRequest& working, const nous::http::Options& options,
                                  const std::function<bool(const Delta&)>& on_delta,
                                  RouteReport* report, detail::CallObservation* observation,
                                  bool& started) {
@@ -103,7 +109,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
     RouteReport local_report;
     RouteReport& out = report ? *report : local_report;
     out = RouteReport{};
-    const std::int64_t estimate = estimated_tokens(request);
+    const std::int64_t estimate = estimated_tokens(working);
     const auto deadline = std::chrono::steady_clock::now() + r.config.queue_timeout;
     std::vector<bool> tried(ds.size(), false);
     std::optional<Error> last_failure;
@@ -157,7 +163,9 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
         Router::Impl::Slot slot(r, i);
         const Deployment& d = ds[i];
 
-        ChatRequest routed = request;
+        // The deployment's fields on the call's own request: the
+        // conversation is never copied per attempt.
+        ChatRequest& routed = working;
         routed.provider = d.provider;
         routed.base_url = d.base_url;
         routed.api_key = d.api_key;
@@ -188,7 +196,7 @@ Result<ChatResult> Router::route(const ChatRequest& request, const nous::http::O
         auto result = detail::run_chat_observed(routed, attempt_options, watched, observation);
         // Without a callback the whole answer stands in for the first content
         // (a quick failure must not make a deployment look fast).
-        if (result && (!on_delta || !request.stream))
+        if (result && (!on_delta || !working.stream))
             r.note_first_content(i, std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - start));
         const SystemTime end = r.now();

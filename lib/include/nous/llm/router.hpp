@@ -119,7 +119,14 @@ class Router {
     /// error is the last failure's, its message naming each deployment and
     /// its reason; when none could take the call within queue_timeout, it is
     /// `saturated`, naming each one's budget or cooldown. Thread-safe.
+    /// The request is copied once per call (an attempt then sets its
+    /// deployment's fields on that copy), not once per attempt.
     Result<ChatResult> chat(const ChatRequest& request, const nous::http::Options& options = {},
+                            const std::function<bool(const Delta&)>& on_delta = {},
+                            RouteReport* report = nullptr);
+    /// The same, on a request the caller gives up (a temporary, or
+    /// std::move(request)): no copy of the conversation at all.
+    Result<ChatResult> chat(ChatRequest&& request, const nous::http::Options& options = {},
                             const std::function<bool(const Delta&)>& on_delta = {},
                             RouteReport* report = nullptr);
 
@@ -127,7 +134,9 @@ class Router {
     friend struct detail::RouterAccess;
     struct Impl;
     explicit Router(std::unique_ptr<Impl> impl);
-    Result<ChatResult> route(const ChatRequest& request, const nous::http::Options& options,
+    /// `working` is the call's own request: each attempt sets its
+    /// deployment's fields on it.
+    Result<ChatResult> route(ChatRequest& working, const nous::http::Options& options,
                              const std::function<bool(const Delta&)>& on_delta, RouteReport* report,
                              detail::CallObservation* observation, bool& started);
     std::unique_ptr<Impl> impl_;
