@@ -307,6 +307,22 @@ TEST_CASE("otlp: an embeddings call is an `embeddings MODEL` span with its input
     CHECK(attribute(*spans[0], "gen_ai.usage.output_tokens") == nullptr);
 }
 
+TEST_CASE("otlp: a call whose callback throws still ends its span, as an exception") {
+    MockServer server;
+    server.start();
+    auto exporter = exporter_for(settings_for(server.base_url()));
+    ChatRequest r = chat_to(server, true);
+    r.observer = exporter;
+    CHECK_THROWS_AS(run_chat(r, {}, [](const Delta&) -> bool { throw std::runtime_error("app"); }),
+                    std::runtime_error);
+    REQUIRE(exporter->flush());
+    auto document = received(server);
+    auto spans = spans_of(document);
+    REQUIRE(spans.size() == 1);
+    CHECK((*spans[0])["status"]["code"].GetInt() == 2);
+    CHECK(string_attribute(*spans[0], "error.type") == "exception");
+}
+
 TEST_CASE("otlp: prompts and answers are exported only when asked for") {
     MockServer server;
     server.start();

@@ -62,6 +62,14 @@ Observer* observer_of(const EmbedRequest& request) noexcept {
     return g_default.load(std::memory_order_acquire);
 }
 
+CallObservation::~CallObservation() {
+    if (!started_ || finished_) return;
+    CallEvent e = base();
+    e.kind = CallEvent::Kind::error;
+    e.error_type = "exception";
+    observer_.on_event(e);
+}
+
 void CallObservation::set_target(const ChatRequest& request, std::string_view deployment) {
     provider_ = std::string(otel_provider_name(request.provider));
     model_ = request.model;
@@ -111,6 +119,7 @@ CallEvent CallObservation::base() const {
 void CallObservation::emit(CallEvent::Kind kind) {
     CallEvent e = base();
     e.kind = kind;
+    if (kind == CallEvent::Kind::start) started_ = true;
     if (kind == CallEvent::Kind::start || kind == CallEvent::Kind::attempt) e.request = request_;
     observer_.on_event(e);
 }
@@ -123,6 +132,7 @@ void CallObservation::failover(std::string_view reason) {
 }
 
 void CallObservation::fail(const Error& error) {
+    finished_ = true;
     CallEvent e = base();
     e.kind = CallEvent::Kind::error;
     e.error = &error;
@@ -135,6 +145,7 @@ void CallObservation::fail(const Error& error) {
 
 void CallObservation::finish(const Result<ChatResult>& result) {
     if (!result) return fail(result.error());
+    finished_ = true;
     CallEvent e = base();
     e.kind = CallEvent::Kind::end;
     e.result = &result.value();
@@ -151,6 +162,7 @@ void CallObservation::finish(const Result<ChatResult>& result) {
 
 void CallObservation::finish(const Result<Embeddings>& result) {
     if (!result) return fail(result.error());
+    finished_ = true;
     CallEvent e = base();
     e.kind = CallEvent::Kind::end;
     e.embeddings = &result.value();

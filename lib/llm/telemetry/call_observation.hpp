@@ -29,6 +29,12 @@ class CallObservation {
 
     /// `operation`: gen_ai.operation.name, a literal ("chat", "embeddings").
     explicit CallObservation(Observer& observer, std::string_view operation = "chat");
+    /// A call that started and never finished (the caller's callback threw
+    /// through it) is told as an error, error.type "exception": an
+    /// observer that keeps something per call (a span) is never left with it.
+    ~CallObservation();
+    CallObservation(const CallObservation&) = delete;
+    CallObservation& operator=(const CallObservation&) = delete;
 
     /// The provider, model and server of `request` (an attempt's, through a
     /// router), and the deployment ("" without a router). `request` is
@@ -76,6 +82,7 @@ class CallObservation {
     std::string provider_, model_, server_, deployment_;
     std::int64_t port_ = 0;
     bool streamed_ = false, head_seen_ = false;
+    bool started_ = false, finished_ = false;
     std::int64_t chunks_ = 0;
     std::optional<std::chrono::nanoseconds> first_content_;
 };

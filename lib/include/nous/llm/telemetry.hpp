@@ -37,7 +37,8 @@ struct CallEvent {
         response_head,  ///< the response's head arrived (a stream's: with its first item)
         first_content,  ///< the first content event (text, reasoning, a tool call, a refusal)
         end,            ///< the call's answer: `result`
-        error,          ///< the call's failure: `error`, `error_type`
+        error,          ///< the call's failure: `error`, `error_type` ("exception", with no
+                        ///< `error`, when the caller's callback threw through the call)
     };
     Kind kind = Kind::start;
     /// The same for every event of one call and unique in the process: an
