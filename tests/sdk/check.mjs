@@ -7,6 +7,7 @@
 
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import Anthropic from '@anthropic-ai/sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI, { AzureOpenAI } from 'openai';
@@ -297,6 +298,29 @@ await attempt('azure chat', async () => {
         model: 'dep-1', messages: [{ role: 'user', content: 'hi' }], stream: true });
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     check('azure chat stream: text', text === TEXT, text);
+});
+
+// ---- Vertex AI: Anthropic's own Vertex SDK (rawPredict / streamRawPredict) ----------
+// Its Google OAuth goes through an auth client; this one hands the SDK a
+// bearer, as google-auth-library would after a token exchange.
+const vertexAuth = {
+    projectId: 'sdk-project',
+    getRequestHeaders: async () => new Headers({ authorization: 'Bearer ya29.sdk-test' }),
+};
+const vertex = new AnthropicVertex({ baseURL: `${base}/v1`, region: 'us-east5',
+                                     projectId: 'sdk-project', authClient: vertexAuth, maxRetries: 0 });
+
+await attempt('vertex anthropic', async () => {
+    const m = await vertex.messages.create({
+        model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    check('vertex anthropic whole: text', m.content[0].text === TEXT, m.content);
+    const stream = vertex.messages.stream({
+        model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    stream.on('text', (t) => { text += t; });
+    const final = await stream.finalMessage();
+    check('vertex anthropic stream: text', text === TEXT, text);
+    check('vertex anthropic stream: usage', final.usage.output_tokens > 0, final.usage);
 });
 
 // ---- AWS Bedrock: the AWS SDK's Converse and ConverseStream, signed with SigV4 -------

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The providers' official SDKs (npm openai, @anthropic-ai/sdk, @google/genai,
+# The providers' official SDKs (npm openai with AzureOpenAI, @anthropic-ai/sdk,
+# @anthropic-ai/vertex-sdk, @google/genai, @aws-sdk/client-bedrock-runtime,
 # pinned in package-lock.json) read `nouscli mock-server`: tests/sdk/check.mjs.
 #   run.sh NOUSCLI WORKDIR
 # Needs node and npm (make deps) and the npm registry; fails, saying which,
