@@ -323,6 +323,34 @@ TEST_CASE("otlp: a call whose callback throws still ends its span, as an excepti
     CHECK(string_attribute(*spans[0], "error.type") == "exception");
 }
 
+TEST_CASE("otlp: names and messages with quotes, backslashes and control bytes arrive intact") {
+    MockServer collector;
+    collector.start();
+    auto exporter = exporter_for(settings_for(collector.base_url()));
+    const std::string model = "m\"odel\\ with\n\ttabs \x01 and \xc3\xa9";
+    const std::string message = "HTTP 500: \"bad\"\r\n\x1f";
+    nous::http::Error error(nous::http::ErrorCode::http_status, message);
+    CallEvent e;
+    e.call_id = 7;
+    e.provider = "openai";
+    e.request_model = model;
+    e.server_address = "host\"x";
+    e.kind = CallEvent::Kind::start;
+    exporter->on_event(e);
+    e.kind = CallEvent::Kind::error;
+    e.error = &error;
+    e.error_type = "500";
+    exporter->on_event(e);
+    REQUIRE(exporter->flush());  // the receiver parsed it: a 400 otherwise
+    auto document = received(collector);
+    auto spans = spans_of(document);
+    REQUIRE(spans.size() == 1);
+    CHECK(std::string((*spans[0])["name"].GetString()) == "chat " + model);
+    CHECK(std::string((*spans[0])["status"]["message"].GetString()) == message);
+    CHECK(string_attribute(*spans[0], "server.address") == "host\"x");
+    CHECK(string_attribute(*spans[0], "gen_ai.request.model") == model);
+}
+
 TEST_CASE("otlp: prompts and answers are exported only when asked for") {
     MockServer server;
     server.start();

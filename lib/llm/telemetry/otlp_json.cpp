@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <charconv>
 #include <string_view>
 
 namespace nous::llm::detail {
@@ -74,58 +75,6 @@ void attributes(Writer& w, const Attributes& attrs) {
         any_value(w, value);
         w.EndObject();
     }
-    w.EndArray();
-}
-
-void key_value_open(Writer& w, std::string_view name) {
-    w.StartObject();
-    key(w, "key");
-    text(w, name);
-    key(w, "value");
-    w.StartObject();
-}
-
-void key_value_close(Writer& w) {
-    w.EndObject();
-    w.EndObject();
-}
-
-/// A span's attributes, written straight from its facts.
-void span_attributes(Writer& w, const SpanRecord& s) {
-    key(w, "attributes");
-    w.StartArray();
-    struct Write {
-        Writer& w;
-        void operator()(const char* name, std::string_view v) {
-            key_value_open(w, name);
-            key(w, "stringValue");
-            text(w, v);
-            key_value_close(w);
-        }
-        void operator()(const char* name, std::int64_t v) {
-            key_value_open(w, name);
-            key(w, "intValue");
-            int64_string(w, v);
-            key_value_close(w);
-        }
-        void operator()(const char* name, OneStringList v) {
-            key_value_open(w, name);
-            key(w, "arrayValue");
-            w.StartObject();
-            key(w, "values");
-            w.StartArray();
-            w.StartObject();
-            key(w, "stringValue");
-            text(w, v.value);
-            w.EndObject();
-            w.EndArray();
-            w.EndObject();
-            key_value_close(w);
-        }
-    } write{w};
-    s.facts.visit(write);
-    if (!s.input_messages.empty()) write("gen_ai.input.messages", s.input_messages);
-    if (!s.output_messages.empty()) write("gen_ai.output.messages", s.output_messages);
     w.EndArray();
 }
 
@@ -224,9 +173,6 @@ void open_metric(Writer& w, std::string_view name, std::string_view description,
     w.StartArray();
 }
 
-/// SpanFlags: TraceFlags 0x01 (sampled) | SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK (0x100).
-constexpr unsigned kSampledLocalParent = 0x101;
-
 /// AGGREGATION_TEMPORALITY_CUMULATIVE: every export counts from the start.
 constexpr int kCumulative = 2;
 
@@ -244,59 +190,166 @@ void close_metric(Writer& w, bool monotonic_sum = false) {
 
 }  // namespace
 
+namespace {
+
+/// The span writer: spans are the exporter's bulk, so they are written by
+/// hand (literal names copied whole, values escaped only where they must be)
+/// rather than through RapidJSON's writer, which checks every byte of every
+/// name. The envelope around them is still RapidJSON's.
+class SpanWriter {
+  public:
+    explicit SpanWriter(std::string& out) : out_(out) {}
+
+    void literal(std::string_view s) { out_.append(s); }
+    /// A JSON string: quotes, backslashes and control characters escaped.
+    void string(std::string_view v) {
+        out_ += '"';
+        std::size_t plain = 0;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const unsigned char c = static_cast<unsigned char>(v[i]);
+            if (c >= 0x20 && c != '"' && c != '\\') continue;
+            out_.append(v.substr(plain, i - plain));
+            plain = i + 1;
+            switch (c) {
+                case '"':
+                    out_ += "\\\"";
+                    break;
+                case '\\':
+                    out_ += "\\\\";
+                    break;
+                case '\n':
+                    out_ += "\\n";
+                    break;
+                case '\r':
+                    out_ += "\\r";
+                    break;
+                case '\t':
+                    out_ += "\\t";
+                    break;
+                default: {
+                    static constexpr char digits[] = "0123456789abcdef";
+                    const char escaped[] = {'\\', 'u', '0', '0', digits[c >> 4], digits[c & 15]};
+                    out_.append(escaped, sizeof escaped);
+                }
+            }
+        }
+        out_.append(v.substr(plain));
+        out_ += '"';
+    }
+    /// A 64-bit integer as the mapping writes it: a decimal string.
+    template <typename Integer>
+    void decimal_string(Integer v) {
+        char digits[24];
+        const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+        out_ += '"';
+        out_.append(digits, end);
+        out_ += '"';
+    }
+    template <std::size_t N>
+    void hex(const std::array<std::uint8_t, N>& id) {
+        static constexpr char digits[] = "0123456789abcdef";
+        char text[2 * N + 2];
+        text[0] = text[2 * N + 1] = '"';
+        for (std::size_t i = 0; i < N; ++i) {
+            text[1 + 2 * i] = digits[id[i] >> 4];
+            text[2 + 2 * i] = digits[id[i] & 15];
+        }
+        out_.append(text, sizeof text);
+    }
+
+    // The attribute visitor (CallFacts::visit), each a KeyValue.
+    void operator()(const char* name, std::string_view v) {
+        open_attribute(name);
+        literal("{\"stringValue\":");
+        string(v);
+        literal("}}");
+    }
+    void operator()(const char* name, std::int64_t v) {
+        open_attribute(name);
+        literal("{\"intValue\":");
+        decimal_string(v);
+        literal("}}");
+    }
+    void operator()(const char* name, OneStringList v) {
+        open_attribute(name);
+        literal("{\"arrayValue\":{\"values\":[{\"stringValue\":");
+        string(v.value);
+        literal("}]}}}");
+    }
+    void begin_attributes() { first_attribute_ = true; }
+
+  private:
+    void open_attribute(const char* name) {
+        if (!first_attribute_) out_ += ',';
+        first_attribute_ = false;
+        literal("{\"key\":\"");
+        literal(name);  // the conventions' names: nothing to escape
+        literal("\",\"value\":");
+    }
+    std::string& out_;
+    bool first_attribute_ = true;
+};
+
+void write_span(SpanWriter& w, const SpanRecord& s) {
+    w.literal("{\"traceId\":");
+    w.hex(s.trace_id);
+    w.literal(",\"spanId\":");
+    w.hex(s.span_id);
+    if (s.parent_span_id != SpanId{}) {
+        w.literal(",\"parentSpanId\":");
+        w.hex(s.parent_span_id);
+    }
+    // W3C trace flags "sampled", with OTLP's "parent is not remote" bits
+    // (HAS_IS_REMOTE set, IS_REMOTE clear): every parent here is ours.
+    w.literal(",\"flags\":257,\"name\":");
+    w.string(s.facts.model.empty() ? s.facts.operation : s.facts.operation + " " + s.facts.model);
+    w.literal(",\"kind\":");
+    w.literal(std::to_string(s.kind));
+    w.literal(",\"startTimeUnixNano\":");
+    w.decimal_string(s.start_unix_nano);
+    w.literal(",\"endTimeUnixNano\":");
+    w.decimal_string(s.end_unix_nano);
+    w.literal(",\"attributes\":[");
+    w.begin_attributes();
+    s.facts.visit(w);
+    if (!s.input_messages.empty()) w("gen_ai.input.messages", s.input_messages);
+    if (!s.output_messages.empty()) w("gen_ai.output.messages", s.output_messages);
+    w.literal("]");
+    if (s.first_chunk_unix_nano != 0) {
+        w.literal(",\"events\":[{\"timeUnixNano\":");
+        w.decimal_string(s.first_chunk_unix_nano);
+        w.literal(",\"name\":\"gen_ai.first_chunk\"}]");
+    }
+    if (s.error) {
+        w.literal(",\"status\":{\"message\":");
+        w.string(s.status_message);
+        w.literal(",\"code\":2}}");  // STATUS_CODE_ERROR
+    } else {
+        w.literal(",\"status\":{}}");
+    }
+}
+
+}  // namespace
+
 std::string traces_request_json(const OtlpSource& source, std::span<const SpanRecord> spans) {
-    // About 700 bytes a span: sized once, not grown by doubling.
-    rapidjson::StringBuffer buffer(nullptr, 1024 + spans.size() * 1024);
+    // The envelope by RapidJSON, with a marker where the spans go.
+    rapidjson::StringBuffer buffer;
     Writer w(buffer);
     open_envelope(w, source, "resourceSpans", "scopeSpans", "spans");
-    for (const SpanRecord& s : spans) {
-        w.StartObject();
-        key(w, "traceId");
-        hex(w, s.trace_id);
-        key(w, "spanId");
-        hex(w, s.span_id);
-        if (s.parent_span_id != SpanId{}) {
-            key(w, "parentSpanId");
-            hex(w, s.parent_span_id);
-        }
-        // W3C trace flags "sampled", with OTLP's "parent is not remote" bits
-        // (HAS_IS_REMOTE set, IS_REMOTE clear): every parent here is ours.
-        key(w, "flags");
-        w.Uint(kSampledLocalParent);
-        key(w, "name");
-        text(w,
-             s.facts.model.empty() ? s.facts.operation : s.facts.operation + " " + s.facts.model);
-        key(w, "kind");
-        w.Int(s.kind);
-        key(w, "startTimeUnixNano");
-        uint64_string(w, s.start_unix_nano);
-        key(w, "endTimeUnixNano");
-        uint64_string(w, s.end_unix_nano);
-        span_attributes(w, s);
-        if (s.first_chunk_unix_nano != 0) {
-            key(w, "events");
-            w.StartArray();
-            w.StartObject();
-            key(w, "timeUnixNano");
-            uint64_string(w, s.first_chunk_unix_nano);
-            key(w, "name");
-            text(w, "gen_ai.first_chunk");
-            w.EndObject();
-            w.EndArray();
-        }
-        key(w, "status");
-        w.StartObject();
-        if (s.error) {
-            key(w, "message");
-            text(w, s.status_message);
-            key(w, "code");
-            w.Int(2);  // STATUS_CODE_ERROR
-        }
-        w.EndObject();
-        w.EndObject();
-    }
     close_envelope(w);
-    return taken(buffer);
+    const std::string_view envelope(buffer.GetString(), buffer.GetSize());
+    // The last "spans":[ is the marker: the envelope ends with its items.
+    const std::size_t spans_at = envelope.rfind("\"spans\":[") + 9;
+    std::string out;
+    out.reserve(envelope.size() + spans.size() * 800);  // about 700 bytes a span
+    out.append(envelope.substr(0, spans_at));
+    SpanWriter writer(out);
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        if (i) out += ',';
+        write_span(writer, spans[i]);
+    }
+    out.append(envelope.substr(spans_at));
+    return out;
 }
 
 std::string metrics_request_json(const OtlpSource& source,
