@@ -351,6 +351,41 @@ TEST_CASE("otlp: names and messages with quotes, backslashes and control bytes a
     CHECK(string_attribute(*spans[0], "gen_ai.request.model") == model);
 }
 
+TEST_CASE("otlp: a call with the application's traceparent is a child span in its trace") {
+    MockServer server;
+    server.start();
+    auto exporter = exporter_for(settings_for(server.base_url()));
+    ChatRequest r = chat_to(server, false);
+    r.observer = exporter;
+    r.trace_parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    REQUIRE(run_chat(r));
+    r.trace_parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";  // not sampled
+    REQUIRE(run_chat(r));
+    r.trace_parent =
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";  // upper case: not one
+    REQUIRE(run_chat(r));
+    EmbedRequest er;
+    er.base_url = server.base_url() + "/v1";
+    er.api_key = "sk";
+    er.model = "embed-1";
+    er.inputs = {"one"};
+    er.observer = exporter;
+    er.trace_parent = "00-11111111111111111111111111111111-2222222222222222-01";
+    REQUIRE(embed(er));
+    REQUIRE(exporter->flush());
+    auto document = received(server);
+    auto spans = spans_of(document);
+    REQUIRE(spans.size() == 3);  // the unsampled call exported none
+    CHECK(std::string((*spans[0])["traceId"].GetString()) == "4bf92f3577b34da6a3ce929d0e0e4736");
+    CHECK(std::string((*spans[0])["parentSpanId"].GetString()) == "00f067aa0ba902b7");
+    CHECK((*spans[0])["flags"].GetInt() == 0x301);     // sampled, its parent remote
+    CHECK_FALSE(spans[1]->HasMember("parentSpanId"));  // a malformed traceparent: a root
+    CHECK(std::string((*spans[1])["traceId"].GetString()) != "4bf92f3577b34da6a3ce929d0e0e4736");
+    CHECK((*spans[1])["flags"].GetInt() == 0x101);
+    CHECK(std::string((*spans[2])["traceId"].GetString()) == "11111111111111111111111111111111");
+    CHECK(std::string((*spans[2])["parentSpanId"].GetString()) == "2222222222222222");
+}
+
 TEST_CASE("otlp: prompts and answers are exported only when asked for") {
     MockServer server;
     server.start();

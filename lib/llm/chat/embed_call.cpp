@@ -12,6 +12,7 @@ Result<Embeddings> embed(const EmbedRequest& request, const nous::http::Options&
     if (!observer) return detail::run_embed(request, options);
     detail::CallObservation observation(*observer, "embeddings");
     observation.set_target(request.provider, request.model, request.base_url);
+    observation.set_trace_parent(request.trace_parent);
     observation.emit(CallEvent::Kind::start);
     auto result = detail::run_embed(request, options);
     observation.finish(result);

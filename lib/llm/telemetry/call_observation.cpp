@@ -76,6 +76,7 @@ void CallObservation::set_target(const ChatRequest& request, std::string_view de
     deployment_ = std::string(deployment);
     streamed_ = request.stream;
     request_ = &request;
+    trace_parent_ = request.trace_parent;
     set_server(base_url_of(wire_format(request.provider), request.base_url));
 }
 
@@ -119,7 +120,10 @@ CallEvent CallObservation::base() const {
 void CallObservation::emit(CallEvent::Kind kind) {
     CallEvent e = base();
     e.kind = kind;
-    if (kind == CallEvent::Kind::start) started_ = true;
+    if (kind == CallEvent::Kind::start) {
+        started_ = true;
+        e.trace_parent = trace_parent_;
+    }
     if (kind == CallEvent::Kind::start || kind == CallEvent::Kind::attempt) e.request = request_;
     observer_.on_event(e);
 }

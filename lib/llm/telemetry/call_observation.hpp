@@ -43,6 +43,8 @@ class CallObservation {
     void set_target(const ChatRequest& request, std::string_view deployment = "");
     /// An embeddings call's provider, model and base URL.
     void set_target(Provider provider, std::string_view model, std::string_view base_url);
+    /// The application's traceparent, told with the start event.
+    void set_trace_parent(std::string_view traceparent) { trace_parent_ = traceparent; }
     void emit(CallEvent::Kind kind);
     void failover(std::string_view reason);
 
@@ -79,6 +81,7 @@ class CallObservation {
     const std::uint64_t call_id_;
     const Clock::time_point start_;
     const ChatRequest* request_ = nullptr;
+    std::string trace_parent_;
     std::string provider_, model_, server_, deployment_;
     std::int64_t port_ = 0;
     bool streamed_ = false, head_seen_ = false;

@@ -63,6 +63,34 @@ std::array<std::uint8_t, N> random_id() {
     return id;
 }
 
+/// A W3C traceparent, version 00: "00-" 32 hex "-" 16 hex "-" 2 hex, the ids
+/// not all zero. False for anything else (the span is then a root).
+bool parse_traceparent(std::string_view text, detail::TraceId& trace, detail::SpanId& span,
+                       bool& sampled) {
+    if (text.size() != 55 || text.substr(0, 3) != "00-" || text[35] != '-' || text[52] != '-')
+        return false;
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;  // upper case is not a traceparent
+    };
+    auto bytes = [&](std::string_view hex, std::uint8_t* out, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+            if (hi < 0 || lo < 0) return false;
+            out[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+        }
+        return true;
+    };
+    std::uint8_t flags = 0;
+    if (!bytes(text.substr(3, 32), trace.data(), 16) ||
+        !bytes(text.substr(36, 16), span.data(), 8) || !bytes(text.substr(53, 2), &flags, 1))
+        return false;
+    if (trace == detail::TraceId{} || span == detail::SpanId{}) return false;
+    sampled = flags & 1;
+    return true;
+}
+
 /// OTLP/HTTP's retryable answers: 429, 502, 503, 504, and a collector that
 /// could not be reached (the specification's "retryable" responses).
 bool retryable(const nous::http::Error& e) {
@@ -144,7 +172,13 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
     if (e.kind == Kind::start) {
         OpenCall call;
         SpanRecord& s = call.span;
-        s.trace_id = random_id<16>();
+        bool sampled = true;
+        if (parse_traceparent(e.trace_parent, s.trace_id, s.parent_span_id, sampled)) {
+            if (!sampled) return;  // the parent's sampling decision holds: no span
+            s.remote_parent = true;
+        } else {
+            s.trace_id = random_id<16>();
+        }
         s.span_id = random_id<8>();
         s.facts = detail::CallFacts::of(e);
         s.start_unix_nano = now - static_cast<std::uint64_t>(e.elapsed.count());

@@ -299,9 +299,9 @@ void write_span(SpanWriter& w, const SpanRecord& s) {
         w.literal(",\"parentSpanId\":");
         w.hex(s.parent_span_id);
     }
-    // W3C trace flags "sampled", with OTLP's "parent is not remote" bits
-    // (HAS_IS_REMOTE set, IS_REMOTE clear): every parent here is ours.
-    w.literal(",\"flags\":257,\"name\":");
+    // W3C trace flags "sampled", with OTLP's HAS_IS_REMOTE bit, and
+    // IS_REMOTE when the parent is the application's (its traceparent).
+    w.literal(s.remote_parent ? ",\"flags\":769,\"name\":" : ",\"flags\":257,\"name\":");
     w.string(s.facts.model.empty() ? s.facts.operation : s.facts.operation + " " + s.facts.model);
     w.literal(",\"kind\":");
     w.literal(std::to_string(s.kind));

@@ -26,8 +26,9 @@ using SpanId = std::array<std::uint8_t, 8>;
 struct SpanRecord {
     TraceId trace_id{};
     SpanId span_id{};
-    SpanId parent_span_id{};  ///< all zero: a root span
-    int kind = 3;             ///< SpanKind: 3 CLIENT
+    SpanId parent_span_id{};     ///< all zero: a root span
+    bool remote_parent = false;  ///< the parent is the application's (a traceparent)
+    int kind = 3;                ///< SpanKind: 3 CLIENT
     std::uint64_t start_unix_nano = 0;
     std::uint64_t end_unix_nano = 0;
     CallFacts facts;  ///< the attributes; the name is "OPERATION MODEL"

@@ -199,7 +199,7 @@ for (const body of received.traces) {
         name: s.name,
         kind: s.kind - 1,  // the API's SpanKind counts from INTERNAL = 0
         spanContext: () => ({ traceId: s.traceId, spanId: s.spanId, traceFlags: 1 }),
-        parentSpanContext: s.parentSpanId ? { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: 1, isRemote: false } : undefined,
+        parentSpanContext: s.parentSpanId ? { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: 1, isRemote: Boolean(s.flags & 0x200) } : undefined,
         startTime: hrTime(s.startTimeUnixNano),
         endTime: hrTime(s.endTimeUnixNano),
         attributes: attributesOf(s.attributes),

@@ -45,6 +45,8 @@ struct EmbedRequest {
     /// Told of this call's start and its end or error (operation
     /// "embeddings"); nullptr: set_default_observer()'s, else none.
     std::shared_ptr<Observer> observer;
+    /// As ChatRequest::trace_parent.
+    std::string trace_parent;
 };
 
 /// One request of an embed() call: which inputs it held and what came back.

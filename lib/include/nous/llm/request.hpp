@@ -115,6 +115,12 @@ struct ChatRequest {
     /// Told of the call's life (docs/telemetry.md); nullptr: the router's,
     /// else set_default_observer()'s, else none (and no cost at all).
     std::shared_ptr<Observer> observer;
+    /// The application's current span as a W3C `traceparent`
+    /// ("00-<trace id>-<span id>-<flags>"): an OtlpExporter makes the call's
+    /// span its child, in the same trace (and, as OpenTelemetry's default
+    /// sampler does, exports nothing for a parent not sampled). Empty, or not
+    /// a traceparent: the call's span is a root.
+    std::string trace_parent;
 };
 
 /// The HTTP request a ChatRequest becomes.

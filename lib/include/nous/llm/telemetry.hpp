@@ -58,6 +58,9 @@ struct CallEvent {
 
     // failover
     std::string_view reason;
+    // start
+    /// The request's trace_parent (W3C traceparent), "" when none.
+    std::string_view trace_parent;
     // start, attempt
     /// A chat call's request as it goes out (an attempt's, through a
     /// router); nullptr for embeddings.
