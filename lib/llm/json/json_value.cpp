@@ -3,44 +3,12 @@
 
 #include <string>
 
+#include "json/json_string.hpp"
 #include "nous/llm/partial_json.hpp"
 
 namespace nous::llm {
 
 namespace {
-
-void append_json_string(std::string& out, std::string_view s) {
-    out += '"';
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (c < 0x20) {
-                    static const char* hex = "0123456789abcdef";
-                    out += "\\u00";
-                    out += hex[c >> 4];
-                    out += hex[c & 15];
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
-    }
-    out += '"';
-}
 
 void write_value(std::string& out, const JsonValue& v) {
     switch (v.type) {
@@ -54,7 +22,7 @@ void write_value(std::string& out, const JsonValue& v) {
             out += v.number;
             return;
         case JsonValue::Type::string:
-            append_json_string(out, v.string);
+            detail::append_json_string(out, v.string);
             return;
         case JsonValue::Type::array:
             out += '[';
@@ -68,7 +36,7 @@ void write_value(std::string& out, const JsonValue& v) {
             out += '{';
             for (std::size_t i = 0; i < v.members.size(); ++i) {
                 if (i) out += ',';
-                append_json_string(out, v.members[i].first);
+                detail::append_json_string(out, v.members[i].first);
                 out += ':';
                 write_value(out, v.members[i].second);
             }

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <random>
 #include <thread>
 #include <unordered_map>
 
@@ -14,6 +13,7 @@
 #include "nous/llm/otlp.hpp"
 #include "telemetry/otlp_content.hpp"
 #include "telemetry/otlp_json.hpp"
+#include "telemetry/trace_ids.hpp"
 
 namespace nous::llm {
 
@@ -36,59 +36,6 @@ std::uint64_t unix_nano_now() {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
-}
-
-/// Ids: a random process seed stepped by splitmix64, unique per id and
-/// random enough for W3C's trace-id without a generator per thread.
-std::uint64_t next_random() {
-    static const std::uint64_t seed = [] {
-        std::random_device device;
-        return (static_cast<std::uint64_t>(device()) << 32) ^ device();
-    }();
-    static std::atomic<std::uint64_t> counter{0};
-    std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (counter.fetch_add(1) + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-template <std::size_t N>
-std::array<std::uint8_t, N> random_id() {
-    std::array<std::uint8_t, N> id{};
-    for (std::size_t i = 0; i < N; i += 8) {
-        std::uint64_t r = next_random();
-        for (std::size_t j = 0; j < 8 && i + j < N; ++j)
-            id[i + j] = static_cast<std::uint8_t>(r >> (8 * j));
-    }
-    return id;
-}
-
-/// A W3C traceparent, version 00: "00-" 32 hex "-" 16 hex "-" 2 hex, the ids
-/// not all zero. False for anything else (the span is then a root).
-bool parse_traceparent(std::string_view text, detail::TraceId& trace, detail::SpanId& span,
-                       bool& sampled) {
-    if (text.size() != 55 || text.substr(0, 3) != "00-" || text[35] != '-' || text[52] != '-')
-        return false;
-    auto nibble = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        return -1;  // upper case is not a traceparent
-    };
-    auto bytes = [&](std::string_view hex, std::uint8_t* out, std::size_t n) {
-        for (std::size_t i = 0; i < n; ++i) {
-            const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-            if (hi < 0 || lo < 0) return false;
-            out[i] = static_cast<std::uint8_t>(hi * 16 + lo);
-        }
-        return true;
-    };
-    std::uint8_t flags = 0;
-    if (!bytes(text.substr(3, 32), trace.data(), 16) ||
-        !bytes(text.substr(36, 16), span.data(), 8) || !bytes(text.substr(53, 2), &flags, 1))
-        return false;
-    if (trace == detail::TraceId{} || span == detail::SpanId{}) return false;
-    sampled = flags & 1;
-    return true;
 }
 
 /// OTLP/HTTP's retryable answers: 429, 502, 503, 504, and a collector that
@@ -173,13 +120,13 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
         OpenCall call;
         SpanRecord& s = call.span;
         bool sampled = true;
-        if (parse_traceparent(e.trace_parent, s.trace_id, s.parent_span_id, sampled)) {
+        if (detail::parse_traceparent(e.trace_parent, s.trace_id, s.parent_span_id, sampled)) {
             if (!sampled) return;  // the parent's sampling decision holds: no span
             s.remote_parent = true;
         } else {
-            s.trace_id = random_id<16>();
+            s.trace_id = detail::random_trace_id();
         }
-        s.span_id = random_id<8>();
+        s.span_id = detail::random_span_id();
         s.facts = detail::CallFacts::of(e);
         s.start_unix_nano = now - static_cast<std::uint64_t>(e.elapsed.count());
         if (settings.capture_content && e.request)
@@ -200,7 +147,7 @@ void OtlpExporter::Impl::on_event(const CallEvent& e) {
             a.start_unix_nano = now;
             call.attempt = std::move(a);
             lock.unlock();  // the call's own thread is the only one to touch its spans
-            call.attempt->span_id = random_id<8>();
+            call.attempt->span_id = detail::random_span_id();
             call.attempt->facts = detail::CallFacts::of(e);
             return;
         }

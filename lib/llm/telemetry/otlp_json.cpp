@@ -8,6 +8,8 @@
 #include <charconv>
 #include <string_view>
 
+#include "json/json_string.hpp"
+
 namespace nous::llm::detail {
 
 namespace {
@@ -23,18 +25,6 @@ void text(Writer& w, std::string_view v) {
 /// The protobuf JSON mapping writes 64-bit integers as decimal strings.
 void int64_string(Writer& w, std::int64_t v) { text(w, std::to_string(v)); }
 void uint64_string(Writer& w, std::uint64_t v) { text(w, std::to_string(v)); }
-
-/// OTLP writes trace and span ids as lower-case hex, not the mapping's base64.
-template <std::size_t N>
-void hex(Writer& w, const std::array<std::uint8_t, N>& id) {
-    static constexpr char digits[] = "0123456789abcdef";
-    char out[2 * N];
-    for (std::size_t i = 0; i < N; ++i) {
-        out[2 * i] = digits[id[i] >> 4];
-        out[2 * i + 1] = digits[id[i] & 15];
-    }
-    text(w, std::string_view(out, 2 * N));
-}
 
 void any_value(Writer& w, const AttributeValue& value) {
     w.StartObject();
@@ -201,41 +191,8 @@ class SpanWriter {
     explicit SpanWriter(std::string& out) : out_(out) {}
 
     void literal(std::string_view s) { out_.append(s); }
-    /// A JSON string: quotes, backslashes and control characters escaped.
-    void string(std::string_view v) {
-        out_ += '"';
-        std::size_t plain = 0;
-        for (std::size_t i = 0; i < v.size(); ++i) {
-            const unsigned char c = static_cast<unsigned char>(v[i]);
-            if (c >= 0x20 && c != '"' && c != '\\') continue;
-            out_.append(v.substr(plain, i - plain));
-            plain = i + 1;
-            switch (c) {
-                case '"':
-                    out_ += "\\\"";
-                    break;
-                case '\\':
-                    out_ += "\\\\";
-                    break;
-                case '\n':
-                    out_ += "\\n";
-                    break;
-                case '\r':
-                    out_ += "\\r";
-                    break;
-                case '\t':
-                    out_ += "\\t";
-                    break;
-                default: {
-                    static constexpr char digits[] = "0123456789abcdef";
-                    const char escaped[] = {'\\', 'u', '0', '0', digits[c >> 4], digits[c & 15]};
-                    out_.append(escaped, sizeof escaped);
-                }
-            }
-        }
-        out_.append(v.substr(plain));
-        out_ += '"';
-    }
+    /// A JSON string: quotes, backslashes and control bytes escaped.
+    void string(std::string_view v) { append_json_string(out_, v); }
     /// A 64-bit integer as the mapping writes it: a decimal string.
     template <typename Integer>
     void decimal_string(Integer v) {

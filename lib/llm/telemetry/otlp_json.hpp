@@ -15,11 +15,9 @@
 #include "nous/llm/telemetry.hpp"
 #include "telemetry/call_facts.hpp"
 #include "telemetry/metric_series.hpp"
+#include "telemetry/trace_ids.hpp"
 
 namespace nous::llm::detail {
-
-using TraceId = std::array<std::uint8_t, 16>;
-using SpanId = std::array<std::uint8_t, 8>;
 
 /// One finished span: its attributes kept as the call's facts, written out
 /// only when the span is encoded.
