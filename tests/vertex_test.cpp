@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "chat_body.hpp"
@@ -74,6 +75,24 @@ std::string key_file(const std::string& name, const std::string& pem,
         << R"("client_email":"sa@proj.iam.gserviceaccount.com","token_uri":")" << token_uri
         << R"("})";
     return path;
+}
+
+/// A mock that checks the JWTs signed by `pem`, and its key file (in
+/// `file`): the key file must name the mock's token URL, so a free port is
+/// found first.
+std::unique_ptr<MockServer> checking_mock(const std::string& name, const std::string& pem,
+                                          std::string& file) {
+    MockServer probe;
+    probe.start();
+    const std::string url = probe.base_url();
+    probe.stop();
+    file = key_file(name, pem, url + "/token");
+    nous::http::MockServerOptions o;
+    o.google_key_file = file;
+    o.port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+    auto server = std::make_unique<MockServer>(o);
+    server->start();
+    return server;
 }
 
 struct GoogleEnv {
@@ -178,16 +197,10 @@ TEST_CASE("vertex: a key the endpoint refuses is its words, and a 401 renews the
     const std::string pem = rsa_pem();
     MockServer first;  // issues any token, to anyone
     first.start();
-    MockServer probe;  // a free port for the checking mock, whose key file must name it
-    probe.start();
-    const std::string checked_url = probe.base_url();
-    probe.stop();
-    const std::string file = key_file("renew", pem, checked_url + "/token");
-    nous::http::MockServerOptions o;
-    o.google_key_file = file;
-    o.port = static_cast<std::uint16_t>(std::stoi(checked_url.substr(checked_url.rfind(':') + 1)));
-    MockServer checked(o);
-    checked.start();
+    std::string file;
+    const auto checking = checking_mock("renew", pem, file);
+    MockServer& checked = *checking;
+    const std::string checked_url = checked.base_url();
     GoogleEnv env(file);
     // A token from `first` is cached; `checked` never issued it: its 401
     // drops it, a new one comes from `checked`'s endpoint, and the call succeeds.
@@ -213,16 +226,9 @@ TEST_CASE("vertex: a key the endpoint refuses is its words, and a 401 renews the
 
 TEST_CASE("vertex: eight calls at once share one token exchange") {
     const std::string pem = rsa_pem();
-    MockServer probe;
-    probe.start();
-    const std::string url = probe.base_url();
-    probe.stop();
-    const std::string file = key_file("shared", pem, url + "/token");
-    nous::http::MockServerOptions o;
-    o.google_key_file = file;
-    o.port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
-    MockServer checked(o);
-    checked.start();
+    std::string file;
+    const auto checking = checking_mock("shared", pem, file);
+    MockServer& checked = *checking;
     GoogleEnv env(file);
     std::vector<std::thread> threads;
     std::atomic<int> answered{0};
