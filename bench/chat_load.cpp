@@ -11,6 +11,9 @@
 //                       a second thread per stream asleep on the same socket
 //                       (both entries EPOLLEXCLUSIVE, the first one's first):
 //                       the floor of that design, events counted
+//   --client raw-watch  the relay with no descriptor a stream: blocking recv,
+//                       the socket armed in one process-wide epoll while the
+//                       thread is away, a sleeping second thread per stream
 // Without --url-base the mock runs in a child process (forked before any
 // thread), so that the CPU figure (getrusage of this process: user + system)
 // is the client's alone. Prints one JSON line.
@@ -26,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -34,6 +38,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -66,6 +72,32 @@ struct Load {
 
 struct Tally {
     std::atomic<std::uint64_t> tokens{0}, errors{0};
+    std::mutex first_tokens_mutex;
+    std::vector<double> first_token_ms;  ///< each stream's time to its first token
+
+    void add_first_token(double ms) {
+        std::lock_guard lock(first_tokens_mutex);
+        first_token_ms.push_back(ms);
+    }
+};
+
+/// A stream's time to first token, from before it connects: mark() at
+/// every token, the first one kept.
+class FirstToken {
+  public:
+    explicit FirstToken(Tally& tally) : tally_(tally) {}
+    void mark() {
+        if (marked_) return;
+        marked_ = true;
+        tally_.add_first_token(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+                .count());
+    }
+
+  private:
+    Tally& tally_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+    bool marked_ = false;
 };
 
 double cpu_seconds() {
@@ -79,8 +111,9 @@ double cpu_seconds() {
 constexpr std::string_view kChatBody =
     R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
 
-/// A thread per stream through the library: `one_stream(options, tokens)`
-/// runs one stream, adds its text tokens, and says whether it succeeded;
+/// A thread per stream through the library: `one_stream(options, tokens,
+/// first)` runs one stream, adds its text tokens (marking `first` at each),
+/// and says whether it succeeded;
 /// each thread runs load.rounds of them, one after another.
 template <typename OneStream>
 void library_streams(const Load& load, Tally& tally, OneStream one_stream) {
@@ -93,7 +126,8 @@ void library_streams(const Load& load, Tally& tally, OneStream one_stream) {
             options.max_retries = 0;
             for (int round = 0; round < load.rounds; ++round) {
                 std::uint64_t tokens = 0;
-                const bool ok = one_stream(options, tokens);
+                FirstToken first(tally);
+                const bool ok = one_stream(options, tokens, first);
                 tally.tokens += tokens;
                 if (!ok) tally.errors += 1;
             }
@@ -118,13 +152,17 @@ void run_chat_streams(const Load& load, Tally& tally) {
     request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
     if (load.metrics) request.observer = std::make_shared<nous::llm::Metrics>();
     if (load.otlp) request.observer = load.otlp;
-    library_streams(load, tally, [&](const nous::http::Options& options, std::uint64_t& tokens) {
-        auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
-            tokens += !d.text.empty();
-            return true;
+    library_streams(
+        load, tally,
+        [&](const nous::http::Options& options, std::uint64_t& tokens, FirstToken& first) {
+            auto result = nous::llm::run_chat(request, options, [&](const nous::llm::Delta& d) {
+                if (d.text.empty()) return true;
+                ++tokens;
+                first.mark();
+                return true;
+            });
+            return static_cast<bool>(result);
         });
-        return static_cast<bool>(result);
-    });
 }
 
 // ---- nous-stream: the HTTP layer alone ---------------------------------------------
@@ -133,20 +171,25 @@ void run_chat_streams(const Load& load, Tally& tally) {
 /// HTTP layer costs a token, apart from the delta parser and run_chat.
 void http_stream_streams(const Load& load, Tally& tally) {
     const std::string url = load.url_base + "/v1/chat/completions";
-    library_streams(load, tally, [&](const nous::http::Options& options, std::uint64_t& tokens) {
-        auto stream = nous::http::stream(url, kChatBody, {}, options);
-        std::uint64_t events = 0;
-        bool failed = false;
-        while (auto item = stream.next_view()) {
-            if (item->is_event()) ++events;
-            failed = item->is_error();
-            if (!item->is_event()) break;
-        }
-        // Tokens as the raw floors count them: the finish chunk is not one
-        // ([DONE] is an item of its own, not an event).
-        tokens += events > 1 ? events - 1 : 0;
-        return !failed;
-    });
+    library_streams(
+        load, tally,
+        [&](const nous::http::Options& options, std::uint64_t& tokens, FirstToken& first) {
+            auto stream = nous::http::stream(url, kChatBody, {}, options);
+            std::uint64_t events = 0;
+            bool failed = false;
+            while (auto item = stream.next_view()) {
+                if (item->is_event()) {
+                    ++events;
+                    first.mark();
+                }
+                failed = item->is_error();
+                if (!item->is_event()) break;
+            }
+            // Tokens as the raw floors count them: the finish chunk is not one
+            // ([DONE] is an item of its own, not an event).
+            tokens += events > 1 ? events - 1 : 0;
+            return !failed;
+        });
 }
 
 // ---- the floors: raw sockets, events counted -------------------------------------------
@@ -202,7 +245,7 @@ std::uint64_t count_events(const char* p, std::size_t n, char& last) {
 constexpr std::uint64_t kEventsBesideTokens = 2;
 
 /// A thread per stream, a new connection per round, its events counted by
-/// `count_stream(fd)`.
+/// `count_stream(fd, first)` (marking `first` at each read that held one).
 template <typename CountStream>
 void thread_per_stream(const Load& load, Tally& tally, CountStream count_stream) {
     const Target target = target_of(load);
@@ -210,12 +253,13 @@ void thread_per_stream(const Load& load, Tally& tally, CountStream count_stream)
     for (int i = 0; i < load.streams; ++i) {
         threads.emplace_back([&] {
             for (int round = 0; round < load.rounds; ++round) {
+                FirstToken first(tally);
                 int fd = connect_to(target);
                 if (fd < 0) {
                     tally.errors += 1;
                     continue;
                 }
-                const std::uint64_t events = count_stream(fd);
+                const std::uint64_t events = count_stream(fd, first);
                 ::close(fd);
                 tally.tokens += events > kEventsBesideTokens ? events - kEventsBesideTokens : 0;
             }
@@ -225,7 +269,7 @@ void thread_per_stream(const Load& load, Tally& tally, CountStream count_stream)
 }
 
 void raw_thread_streams(const Load& load, Tally& tally) {
-    thread_per_stream(load, tally, [](int fd) {
+    thread_per_stream(load, tally, [](int fd, FirstToken& first) {
         char buffer[16384];
         std::uint64_t events = 0;
         char last = 0;
@@ -233,6 +277,7 @@ void raw_thread_streams(const Load& load, Tally& tally) {
             const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
             if (n <= 0) break;
             events += count_events(buffer, static_cast<std::size_t>(n), last);
+            if (events > 0) first.mark();
         }
         return events;
     });
@@ -244,7 +289,7 @@ void raw_thread_streams(const Load& load, Tally& tally) {
 /// the first waits. Per stream and per token, the system calls the window
 /// backend cannot do without.
 void raw_relay_streams(const Load& load, Tally& tally) {
-    thread_per_stream(load, tally, [](int fd) {
+    thread_per_stream(load, tally, [](int fd, FirstToken& first) {
         const int mine = ::epoll_create1(EPOLL_CLOEXEC);
         const int other = ::epoll_create1(EPOLL_CLOEXEC);
         const int stop = ::eventfd(0, EFD_CLOEXEC);
@@ -276,6 +321,7 @@ void raw_relay_streams(const Load& load, Tally& tally) {
             const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
             if (n <= 0) break;
             events += count_events(buffer, static_cast<std::size_t>(n), last);
+            if (events > 0) first.mark();
         }
         const std::uint64_t one = 1;
         (void)!::write(stop, &one, sizeof one);
@@ -283,6 +329,71 @@ void raw_relay_streams(const Load& load, Tally& tally) {
         for (int f : {mine, other, stop}) ::close(f);
         return events;
     });
+}
+
+/// The read relay without descriptors of a stream's own, measured before it
+/// is built: the stream's thread blocks in recv; while it is away its
+/// socket is armed (EPOLLONESHOT) in one epoll instance for the whole
+/// process, watched by one thread that would wake the stream's reader. The
+/// reader, a second thread per stream, sleeps on a futex (at the server's
+/// pace nothing wakes it). Two epoll_ctl calls a token (disarm before the
+/// recv, arm after) where the relay makes one epoll_wait, and no
+/// descriptor beside the socket where the relay takes three.
+void raw_watch_streams(const Load& load, Tally& tally) {
+    const int shared = ::epoll_create1(EPOLL_CLOEXEC);
+    const int stop = ::eventfd(0, EFD_CLOEXEC);
+    constexpr std::uint64_t kStop = ~std::uint64_t{0};
+    epoll_event stop_event{};
+    stop_event.events = EPOLLIN;
+    stop_event.data.u64 = kStop;
+    ::epoll_ctl(shared, EPOLL_CTL_ADD, stop, &stop_event);
+    std::atomic<std::uint64_t> watcher_events{0};
+    std::thread watcher([&] {
+        epoll_event ready[256];
+        for (;;) {
+            const int n = ::epoll_wait(shared, ready, 256, -1);
+            if (n < 0 && errno != EINTR) return;
+            for (int k = 0; k < n; ++k) {
+                if (ready[k].data.u64 == kStop) return;
+                watcher_events.fetch_add(1, std::memory_order_relaxed);  // would wake a reader
+            }
+        }
+    });
+    thread_per_stream(load, tally, [shared](int fd, FirstToken& first) {
+        epoll_event disarmed{};
+        disarmed.events = EPOLLONESHOT;
+        disarmed.data.u64 = static_cast<std::uint64_t>(fd);
+        epoll_event armed = disarmed;
+        armed.events = EPOLLIN | EPOLLONESHOT;
+        ::epoll_ctl(shared, EPOLL_CTL_ADD, fd, &disarmed);
+        std::atomic<int> reader_word{0};
+        std::thread reader([&] {  // the reader's part: asleep until the end
+            while (reader_word.load() == 0) reader_word.wait(0);
+        });
+        char buffer[16384];
+        std::uint64_t events = 0;
+        char last = 0;
+        for (;;) {
+            ::epoll_ctl(shared, EPOLL_CTL_MOD, fd, &disarmed);
+            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            events += count_events(buffer, static_cast<std::size_t>(n), last);
+            if (events > 0) first.mark();
+            ::epoll_ctl(shared, EPOLL_CTL_MOD, fd, &armed);
+        }
+        ::epoll_ctl(shared, EPOLL_CTL_DEL, fd, nullptr);
+        reader_word.store(1);
+        reader_word.notify_one();
+        reader.join();
+        return events;
+    });
+    const std::uint64_t one = 1;
+    (void)!::write(stop, &one, sizeof one);
+    watcher.join();
+    ::close(stop);
+    ::close(shared);
+    std::fprintf(stderr, "chat_load: raw-watch: the watcher saw %llu events\n",
+                 static_cast<unsigned long long>(watcher_events.load()));
 }
 
 void raw_epoll_streams(const Load& load, Tally& tally) {
@@ -293,10 +404,12 @@ void raw_epoll_streams(const Load& load, Tally& tally) {
             int fd = -1;
             std::uint64_t events = 0;
             char last = 0;
+            std::optional<FirstToken> first;
         };
         std::vector<Conn> conns(static_cast<std::size_t>(load.streams));
         int open = 0;
         for (std::size_t i = 0; i < conns.size(); ++i) {
+            conns[i].first.emplace(tally);
             conns[i].fd = connect_to(target);
             if (conns[i].fd < 0) {
                 tally.errors += 1;
@@ -317,6 +430,7 @@ void raw_epoll_streams(const Load& load, Tally& tally) {
                 const ssize_t got = ::recv(c.fd, buffer, sizeof buffer, 0);
                 if (got > 0) {
                     c.events += count_events(buffer, static_cast<std::size_t>(got), c.last);
+                    if (c.events > 0) c.first->mark();
                     continue;
                 }
                 ::epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
@@ -347,7 +461,7 @@ int main(int argc, char** argv) {
         "openai|openai-responses|anthropic|gemini|bedrock (bedrock: SigV4-signed with the "
         "environment's AWS keys, bench ones when none are set)")(
         "client", po::value(&load.client),
-        "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-relay")(
+        "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-relay, raw-watch")(
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
         "mock-tokens-per-second", po::value(&mock_rate),
         "the child mock's pace per stream (50; 0: unpaced)")(
@@ -384,7 +498,7 @@ int main(int argc, char** argv) {
     const std::pair<std::string_view, Client> clients[] = {
         {"nous-llm", run_chat_streams},     {"nous-stream", http_stream_streams},
         {"raw-thread", raw_thread_streams}, {"raw-epoll", raw_epoll_streams},
-        {"raw-relay", raw_relay_streams},
+        {"raw-relay", raw_relay_streams},   {"raw-watch", raw_watch_streams},
     };
     Client run_client = nullptr;
     for (const auto& [name, client] : clients)
@@ -445,5 +559,17 @@ int main(int argc, char** argv) {
         client.c_str(), load.streams, static_cast<unsigned long long>(tokens),
         static_cast<unsigned long long>(tally.errors.load()), wall, cpu,
         tokens ? cpu * 1e6 / static_cast<double>(tokens) : 0.0, nous::bench::peak_rss_kb());
+    // Beside the contract's line, on stderr: each stream's time to its
+    // first token, from before it connects.
+    if (!tally.first_token_ms.empty()) {
+        auto& ms = tally.first_token_ms;
+        std::sort(ms.begin(), ms.end());
+        const auto at = [&](double q) {
+            return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))];
+        };
+        std::fprintf(stderr,
+                     "chat_load: time to first token p50 %.1f ms, p99 %.1f ms (%zu streams)\n",
+                     at(0.50), at(0.99), ms.size());
+    }
     return tally.errors.load() ? 1 : 0;
 }

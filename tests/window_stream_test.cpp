@@ -1,6 +1,7 @@
 // The byte window: a slow consumer bounds memory and, through TCP, the server.
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -20,6 +21,7 @@
 #include "fault_server.hpp"
 #include "firehose.hpp"
 #include "nous/http/stream.hpp"
+#include "stream/futex_hash.hpp"
 #include "stream/reader_thread.hpp"
 #include "test_helpers.hpp"
 #include "transport/io_counters.hpp"
@@ -574,6 +576,65 @@ TEST_CASE("streams at once each have a reader of their own, and every one is reu
     const auto after = detail::reader_counts();
     CHECK(after.threads_started == after_one_set.threads_started);
     CHECK(after.bodies_run == after_one_set.bodies_run + 9);
+}
+
+namespace {
+
+/// The buckets of this process's private futex hash (Linux 6.16+): 0 for
+/// the global hash, -1 on a kernel without PR_FUTEX_HASH. A hash just set
+/// reads as the old one until the kernel switches (when the old one's last
+/// user lets go): looked at until it reads `at_least`, or a second passes.
+long futex_hash_slots(long at_least = 0) {
+    constexpr int kPrFutexHash = 78, kGetSlots = 2;
+    const auto give_up = std::chrono::steady_clock::now() + 1s;
+    for (;;) {
+        const long slots = ::prctl(kPrFutexHash, kGetSlots, 0, 0, 0);
+        if (slots >= at_least || slots <= 0 || std::chrono::steady_clock::now() > give_up)
+            return slots;
+        std::this_thread::yield();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("the futex hash is sized at four buckets a thread, within the kernel's bounds") {
+    CHECK(detail::futex_hash_slots_for(0) == 16);
+    CHECK(detail::futex_hash_slots_for(4) == 16);
+    CHECK(detail::futex_hash_slots_for(5) == 32);
+    CHECK(detail::futex_hash_slots_for(1000) == 4096);
+    CHECK(detail::futex_hash_slots_for(10'000) == 65536);
+    CHECK(detail::futex_hash_slots_for(40'000) == 131072);
+    CHECK(detail::futex_hash_slots_for(std::size_t(1) << 40) == 131072);
+}
+
+TEST_CASE("many window streams at once grow the process's futex hash with their readers") {
+    // The held streams' readers are asleep at once: past 64 threads the
+    // hash grows (on a kernel with a private hash: 6.16 and later).
+    FaultServer held([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: a\n\n"));
+        peer.stall();
+    });
+    constexpr int kStreams = 100;
+    std::vector<Stream> open;
+    for (int i = 0; i < kStreams; ++i) {
+        open.push_back(stream(held.url(), "{}", {}, window_backend()));
+        auto first = open.back().next();
+        REQUIRE(first);
+        REQUIRE(first->event.data == "a");
+    }
+    const long wanted = static_cast<long>(detail::futex_hash_slots_for(kStreams));
+    const long slots = futex_hash_slots(wanted);
+    if (slots <= 0) {
+        // The global hash: nothing of ours to grow, and make_futex_hash_room says so.
+        CHECK(detail::make_futex_hash_room(kStreams) == SIZE_MAX);
+        SUCCEED("no private futex hash on this kernel");
+        return;
+    }
+    CHECK(slots >= wanted);
+    // Never shrunk: room for fewer threads leaves the hash as it is.
+    CHECK(detail::make_futex_hash_room(1) >= static_cast<std::size_t>(slots) / 4);
+    CHECK(futex_hash_slots() >= slots);
 }
 
 TEST_CASE("an idle reader exits at its expiry, and the next stream starts a thread again") {

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,15 +16,11 @@
 
 #include "core/limits.hpp"
 #include "core/sanitizers.hpp"
+#include "stream/futex_hash.hpp"
 #include "stream/wake_word.hpp"
 #include "transport/sigpipe.hpp"
 
 namespace nous::http::detail {
-
-namespace {
-/// A joiner's sleep is bounded: a missed wake-up would cost one slice.
-constexpr auto kJoinSlice = std::chrono::milliseconds(100);
-}  // namespace
 
 /// One reader thread's mailbox. Never freed: a joiner may still be waking on
 /// it after the thread went idle and expired, so the struct of an exited
@@ -82,11 +79,28 @@ class ReaderPool {
     }
 
     void started(bool ok, ReaderWorker* worker) {
-        std::lock_guard lock(mutex_);
-        if (ok)
+        std::size_t grow_for = 0;
+        {
+            std::lock_guard lock(mutex_);
+            if (!ok) {
+                retired_.push_back(worker);  // no thread came: the mailbox waits for the next one
+                return;
+            }
             ++threads_started_;
-        else
-            retired_.push_back(worker);  // no thread came: the mailbox waits for the next one
+            ++threads_alive_;
+            if (threads_alive_ > futex_room_ && !growing_futex_hash_) {
+                growing_futex_hash_ = true;  // one at a time: threads start together
+                // Twice the threads alive: a hash that keeps up with a
+                // growing count is rehashed a few times, not at every start.
+                grow_for = 2 * threads_alive_;
+            }
+        }
+        if (grow_for == 0) return;
+        // Outside the lock: growing the hash rehashes its sleepers.
+        const std::size_t room = make_futex_hash_room(grow_for);
+        std::lock_guard lock(mutex_);
+        futex_room_ = room;
+        growing_futex_hash_ = false;
     }
 
     void make_idle(ReaderWorker* worker) {
@@ -103,6 +117,7 @@ class ReaderPool {
             if (*it != worker) continue;
             idle_.erase(it);
             retired_.push_back(worker);
+            --threads_alive_;
             return true;
         }
         return false;
@@ -129,6 +144,7 @@ class ReaderPool {
                        [] {
                            ReaderPool& pool = instance();
                            pool.idle_.clear();
+                           pool.threads_alive_ = 0;
                            pool.mutex_.unlock();
                        });
     }
@@ -137,6 +153,11 @@ class ReaderPool {
     std::vector<ReaderWorker*> idle_;     ///< threads waiting for a body; a stack
     std::vector<ReaderWorker*> retired_;  ///< mailboxes of threads that exited
     std::uint64_t threads_started_ = 0, bodies_run_ = 0;
+    std::size_t threads_alive_ = 0;
+    /// Reader threads the futex hash has room for (futex_hash.hpp): the
+    /// kernel's default serves this many.
+    std::size_t futex_room_ = 64;
+    bool growing_futex_hash_ = false;
     std::atomic<std::int64_t> idle_expiry_ms_{
         std::chrono::milliseconds(limits::reader_idle_expiry).count()};
 };
@@ -225,12 +246,16 @@ void ReaderThread::join() noexcept {
     if (!worker_) return;
     ReaderWorker& worker = *worker_;
     // wake_word.hpp's protocol: the word read first, then the announcement,
-    // then the look; ReaderWorker::finished() does the other side.
+    // then the look; ReaderWorker::finished() does the other side. No timer:
+    // the protocol wakes every joiner, and a 100 ms slice here woke each of
+    // 10,000 joiners ten times a second while 10,000 streams ended at once,
+    // which took the CPU the readers needed to end (a join took seconds, and
+    // the run up to ten times its CPU: docs/BENCHMARKS.md, "Scale").
     while (worker.jobs_done.load(std::memory_order_acquire) < job_) {
         const std::uint32_t seen = worker.done_word.current();
         worker.joiners.fetch_add(1, std::memory_order_seq_cst);
         if (worker.jobs_done.load(std::memory_order_seq_cst) < job_)
-            worker.done_word.wait(seen, kJoinSlice);
+            worker.done_word.wait_unbounded(seen);
         worker.joiners.fetch_sub(1, std::memory_order_relaxed);
     }
     worker_ = nullptr;
