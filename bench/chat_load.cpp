@@ -38,7 +38,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,13 +70,17 @@ struct Load {
 };
 
 struct Tally {
+    explicit Tally(std::size_t streams) : first_token_ms(streams) {}
     std::atomic<std::uint64_t> tokens{0}, errors{0};
-    std::mutex first_tokens_mutex;
-    std::vector<double> first_token_ms;  ///< each stream's time to its first token
+    /// Each stream's time to its first token, in the order they came: a
+    /// slot each, taken without a lock (a lock a stream would be the
+    /// bench's own cost, contended when streams start together).
+    std::vector<double> first_token_ms;
+    std::atomic<std::size_t> first_tokens{0};
 
     void add_first_token(double ms) {
-        std::lock_guard lock(first_tokens_mutex);
-        first_token_ms.push_back(ms);
+        const std::size_t slot = first_tokens.fetch_add(1, std::memory_order_relaxed);
+        if (slot < first_token_ms.size()) first_token_ms[slot] = ms;
     }
 };
 
@@ -534,7 +537,7 @@ int main(int argc, char** argv) {
         load.otlp = exporter.value();
     }
 
-    Tally tally;
+    Tally tally(static_cast<std::size_t>(load.streams) * static_cast<std::size_t>(load.rounds));
     const double cpu_before = cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     run_client(load, tally);
@@ -561,8 +564,9 @@ int main(int argc, char** argv) {
         tokens ? cpu * 1e6 / static_cast<double>(tokens) : 0.0, nous::bench::peak_rss_kb());
     // Beside the contract's line, on stderr: each stream's time to its
     // first token, from before it connects.
-    if (!tally.first_token_ms.empty()) {
-        auto& ms = tally.first_token_ms;
+    auto& ms = tally.first_token_ms;
+    ms.resize(std::min(ms.size(), tally.first_tokens.load()));  // the streams that had one
+    if (!ms.empty()) {
         std::sort(ms.begin(), ms.end());
         const auto at = [&](double q) {
             return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * ms.size()))];
