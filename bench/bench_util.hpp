@@ -1,11 +1,21 @@
 #pragma once
-// Shared by the benchmarks: the process's peak RSS and its reset.
+// Shared by the benchmarks: the process's CPU time, its peak RSS and its reset.
+
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <fstream>
 #include <string>
 
 namespace nous::bench {
+
+/// This process's CPU time so far, user + system, in seconds (getrusage).
+inline double process_cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 /// VmHWM of this process in KiB.
 inline long peak_rss_kb() {

@@ -103,13 +103,6 @@ class FirstToken {
     bool marked_ = false;
 };
 
-double cpu_seconds() {
-    rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
-    auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-    return s(u.ru_utime) + s(u.ru_stime);
-}
-
 /// The OpenAI chat body the raw floors and nous-stream send (run_chat builds its own).
 constexpr std::string_view kChatBody =
     R"({"model":"mock-1","messages":[{"role":"user","content":"Tell me a story."}],"stream":true})";
@@ -538,7 +531,7 @@ int main(int argc, char** argv) {
     }
 
     Tally tally(static_cast<std::size_t>(load.streams) * static_cast<std::size_t>(load.rounds));
-    const double cpu_before = cpu_seconds();
+    const double cpu_before = nous::bench::process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     run_client(load, tally);
     if (load.otlp) {  // the export's own work is part of the run's CPU
@@ -549,7 +542,7 @@ int main(int argc, char** argv) {
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double cpu = cpu_seconds() - cpu_before;
+    const double cpu = nous::bench::process_cpu_seconds() - cpu_before;
     mock.stop();
     const std::string client = load.client == "nous-llm" || load.client == "nous-stream"
                                    ? load.client + "-" + load.stream_backend

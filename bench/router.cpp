@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "mock_child.hpp"
 #include "nous/llm/detail/router_access.hpp"
 #include "nous/llm/otlp.hpp"
@@ -113,13 +114,6 @@ double redis_ping_us(const std::string& url, int n, std::chrono::microseconds ga
     return us.empty() ? 0 : us[us.size() / 2];
 }
 
-double cpu_seconds() {
-    rusage u{};
-    ::getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 /// What `call` achieved on `threads` threads for `seconds`: calls per
 /// second, and the process's CPU per call (us), the steadier of the two on
 /// an oversubscribed machine.
@@ -132,7 +126,7 @@ Rate calls_per_second(int threads, double seconds, Call&& call) {
     std::atomic<bool> stop{false};
     std::atomic<long> done{0};
     std::vector<std::thread> workers;
-    const double cpu0 = cpu_seconds();
+    const double cpu0 = nous::bench::process_cpu_seconds();
     const auto t0 = Clock::now();
     for (int t = 0; t < threads; ++t)
         workers.emplace_back([&] {
@@ -144,7 +138,7 @@ Rate calls_per_second(int threads, double seconds, Call&& call) {
     for (auto& w : workers) w.join();
     const double calls = static_cast<double>(std::max(1L, done.load()));
     return {calls / std::chrono::duration<double>(Clock::now() - t0).count(),
-            (cpu_seconds() - cpu0) * 1e6 / calls};
+            (nous::bench::process_cpu_seconds() - cpu0) * 1e6 / calls};
 }
 
 }  // namespace

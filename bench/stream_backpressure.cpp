@@ -183,6 +183,32 @@ int main(int argc, char** argv) {
         }
     }
 
+    {
+        // Parked streams: each reader holds its window full while its
+        // consumer does not read; what the process spends meanwhile (the
+        // in-process server's sends are blocked by TCP) is what a parked
+        // stream costs to keep.
+        constexpr int kParked = 200;
+        constexpr auto kHeld = std::chrono::seconds(3);
+        Options o;
+        o.window_high_bytes = 64 << 10;
+        o.window_low_bytes = 16 << 10;
+        o.receive_buffer_bytes = 64 << 10;
+        o.window_max_park = std::chrono::seconds(60);
+        std::vector<Stream> parked;
+        for (int i = 0; i < kParked; ++i) parked.push_back(stream(url, "{}", {}, o));
+        for (auto& s : parked)
+            while (s.stats().parks == 0) std::this_thread::yield();
+        const double cpu_before = nous::bench::process_cpu_seconds();
+        std::this_thread::sleep_for(kHeld);
+        const double cpu = nous::bench::process_cpu_seconds() - cpu_before;
+        std::printf("\n# %d window streams parked for %lld s: the process's CPU meanwhile\n",
+                    kParked, static_cast<long long>(kHeld.count()));
+        std::printf("parked_cpu_ms %.1f  us_per_stream_second %.2f\n", cpu * 1e3,
+                    cpu * 1e6 / (kParked * static_cast<double>(kHeld.count())));
+        std::fflush(stdout);
+    }
+
     if (!destroy) return 0;
     std::printf("\n# destroying a stream handle (window backend), milliseconds\n");
     std::printf("%-12s %8s %10s %10s %10s\n", "state", "n", "p50_ms", "p99_ms", "max_ms");

@@ -53,9 +53,6 @@ struct Slot {
     }
 };
 
-/// Bounded waits: a missed wake-up costs one period, never a hang.
-inline constexpr auto kWaitSlice = std::chrono::milliseconds(100);
-
 /// Piece storage the consumer gives back for the reader to read into next:
 /// one writer (the consumer, in recycle()) and one reader (the reader
 /// thread), a ring of a few strings with two counters. A full ring drops the

@@ -277,7 +277,13 @@ bool WindowSource::park() {
             overflowed = true;
             break;
         }
-        reader_cv_.wait_until(lock, std::min(deadline, now + kWaitSlice));
+        // Until the maximum park, no slice: every cause to resume (the
+        // consumer down at the low mark, a cancel) notifies under this
+        // mutex, and the look at inflight_ above is under it too. A 100 ms
+        // slice woke every parked reader ten times a second for nothing:
+        // a CPU's worth at 10,000 parked streams (docs/BENCHMARKS.md, "The
+        // slow consumer").
+        reader_cv_.wait_until(lock, deadline);
     }
     reader_parked_ = false;
     if (!resumed && !overflowed) {
