@@ -684,6 +684,25 @@ TEST_CASE("a child of fork() starts readers of its own: the parent's idle ones a
     });
     CHECK(code == 0);
 }
+
+TEST_CASE("a child of fork() grows a futex hash of its own, whatever the parent grew") {
+    std::thread([] {}).join();  // a process gets its private hash with its second thread
+    if (futex_hash_slots() <= 0) {
+        SUCCEED("no private futex hash on this kernel");
+        return;
+    }
+    // The parent's growth: the child's memory says so, the child's kernel state does not.
+    detail::make_futex_hash_room(1000);
+    const long wanted = static_cast<long>(detail::futex_hash_slots_for(1000));
+    REQUIRE(futex_hash_slots(wanted) >= wanted);
+    const int code = in_child([&] {
+        std::thread([] {}).join();  // a thread: the child's own hash, at the kernel's default
+        if (futex_hash_slots() >= wanted) return 2;
+        detail::make_futex_hash_room(1000);
+        return futex_hash_slots(wanted) >= wanted ? 0 : 1;
+    });
+    CHECK(code == 0);
+}
 #endif
 
 // ---- regressions found by the hostile-server review (each named after its finding) ----

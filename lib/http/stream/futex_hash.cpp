@@ -2,6 +2,7 @@
 
 #include "stream/futex_hash.hpp"
 
+#include <pthread.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -26,6 +27,12 @@ constexpr std::size_t kMinSlots = 16, kMaxSlots = 131072;
 /// Four buckets a sleeping thread: a wake walks about one entry.
 constexpr std::size_t kSlotsPerThread = 4;
 
+/// The size last asked for: a hash just set may not be in use yet (the
+/// kernel switches when the old one's last user lets go) and reads as the
+/// old size. A child of fork() starts with no private hash of its own, and
+/// forgets it (the handler registered at the first growth).
+std::atomic<std::size_t> g_set_before{0};
+
 /// Threads a hash of `slots` buckets has room for; SIZE_MAX at the
 /// kernel's bound (it can grow no more).
 std::size_t room_in(std::size_t slots) noexcept {
@@ -45,10 +52,10 @@ std::size_t make_futex_hash_room(std::size_t threads) noexcept {
     // default before 6.16, or the application's choice), sized by the CPUs
     // at boot and shared with every process: not ours to change.
     if (current <= 0) return SIZE_MAX;
-    // A hash set a moment ago may not be in use yet (the kernel switches
-    // when the old one's last user lets go), and reads as the old size.
-    static std::atomic<std::size_t> set_before{0};
-    const std::size_t have = std::max(static_cast<std::size_t>(current), set_before.load());
+    static const bool forgotten_in_children =
+        ::pthread_atfork(nullptr, nullptr, [] { g_set_before.store(0); }) == 0;
+    (void)forgotten_in_children;
+    const std::size_t have = std::max(static_cast<std::size_t>(current), g_set_before.load());
     const std::size_t wanted = futex_hash_slots_for(threads);
     if (have >= wanted) return room_in(have);
     if (::prctl(kPrFutexHash, kSetSlots, static_cast<unsigned long>(wanted), 0, 0) != 0) {
@@ -61,7 +68,7 @@ std::size_t make_futex_hash_room(std::size_t threads) noexcept {
                                     "): wake-ups cost more with many window streams");
         return SIZE_MAX;
     }
-    set_before.store(wanted);
+    g_set_before.store(wanted);
     return room_in(wanted);
 }
 

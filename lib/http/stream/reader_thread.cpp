@@ -145,6 +145,9 @@ class ReaderPool {
                            ReaderPool& pool = instance();
                            pool.idle_.clear();
                            pool.threads_alive_ = 0;
+                           // The child's futex hash is its own, new: grown again from the start.
+                           pool.futex_room_ = kDefaultFutexRoom;
+                           pool.growing_futex_hash_ = false;
                            pool.mutex_.unlock();
                        });
     }
@@ -156,7 +159,8 @@ class ReaderPool {
     std::size_t threads_alive_ = 0;
     /// Reader threads the futex hash has room for (futex_hash.hpp): the
     /// kernel's default serves this many.
-    std::size_t futex_room_ = 64;
+    static constexpr std::size_t kDefaultFutexRoom = 64;
+    std::size_t futex_room_ = kDefaultFutexRoom;
     bool growing_futex_hash_ = false;
     std::atomic<std::int64_t> idle_expiry_ms_{
         std::chrono::milliseconds(limits::reader_idle_expiry).count()};
