@@ -20,24 +20,14 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstdint>
-#include <ctime>
 
 namespace nous::http::detail {
 
 class WakeWord {
   public:
     std::uint32_t current() const noexcept { return word_.load(std::memory_order_seq_cst); }
-    /// Sleeps while the word is `seen`, for at most `slice` (a missed wake-up
-    /// costs one slice, never a hang).
-    void wait(std::uint32_t seen, std::chrono::milliseconds slice) noexcept {
-        timespec timeout{static_cast<time_t>(slice.count() / 1000),
-                         static_cast<long>((slice.count() % 1000) * 1000000)};
-        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen,
-                  &timeout, nullptr, 0);
-    }
     /// Sleeps while the word is `seen`, with no timer at all: for a waiter
     /// whose every cause to wake bumps the word (the protocol above).
     void wait_unbounded(std::uint32_t seen) noexcept {
