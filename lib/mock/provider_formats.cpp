@@ -5,8 +5,8 @@
 #include "provider_formats.hpp"
 
 #include <array>
-#include <cstdio>
 
+#include "nous/llm/partial_json.hpp"
 #include "replies/reply_format.hpp"
 
 namespace nous::http::mock {
@@ -25,35 +25,12 @@ const ReplyFormat& reply_format(Format format) noexcept {
 }
 
 std::string json_string(std::string_view text) {
-    std::string out = "\"";
-    for (unsigned char c : text) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
-    }
-    return out + "\"";
+    // The library's own writer (a public JsonValue's), so that the mock and
+    // the library escape alike.
+    nous::llm::JsonValue value;
+    value.type = nous::llm::JsonValue::Type::string;
+    value.string = text;
+    return value.to_json();
 }
 
 namespace {
