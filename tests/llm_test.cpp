@@ -1033,6 +1033,17 @@ void check_fast_reader_agrees(Provider provider, const Event& e) {
     check_text_only_agrees(provider, e, a);
 }
 
+/// `data` as an event under each of `names`: an event's name counts where
+/// its data says no type.
+void add_under_names(std::vector<Event>& events, const char* data,
+                     std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+        Event& e = events.emplace_back();
+        e.type = name;
+        e.data = data;
+    }
+}
+
 }  // namespace
 
 TEST_CASE("the fast reader of Anthropic token events gives exactly the document read's deltas") {
@@ -1073,12 +1084,7 @@ TEST_CASE("the fast reader of Anthropic token events gives exactly the document 
             R"([{"type":"content_block_delta"}])",
             R"({"type":"content_block_delta","delta":{"type":"text_delta","text":"big"},"n":1e400})",
         })
-        for (const char* name : {"content_block_delta", "ping", ""}) {
-            Event e;
-            e.type = name;
-            e.data = edge;
-            events.push_back(e);
-        }
+        add_under_names(events, edge, {"content_block_delta", "ping", ""});
     for (const Event& e : events) check_fast_reader_agrees(Provider::anthropic, e);
     // And it does take the common ones itself, with a view into the text.
     nous::llm::detail::EventJson json;
@@ -1122,12 +1128,7 @@ TEST_CASE(
              R"({"delta":{"text":"big"},"n":1e400})",
              R"({"stopReason":"end_turn"})",
          })
-        for (const char* name : {"contentBlockDelta", "messageStop", "metadata", ""}) {
-            Event e;
-            e.type = name;
-            e.data = edge;
-            events.push_back(e);
-        }
+        add_under_names(events, edge, {"contentBlockDelta", "messageStop", "metadata", ""});
     for (const Event& e : events) check_fast_reader_agrees(Provider::bedrock, e);
     nous::llm::detail::EventJson json;
     nous::llm::detail::EventJson::TextDelta delta;
