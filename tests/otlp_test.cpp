@@ -16,6 +16,7 @@
 
 #include "cli_run.hpp"
 #include "fault_server.hpp"
+#include "llm/telemetry/trace_ids.hpp"
 #include "nous/http/client.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/embed.hpp"
@@ -580,6 +581,27 @@ TEST_CASE("otlp: the settings the OTEL_* variables give") {
         }
     }
 }
+
+// AddressSanitizer's allocator is not fork-safe (a child can hang on a lock
+// a parent's thread held at the fork): the normal build runs it.
+#ifndef NOUS_SANITIZED
+TEST_CASE("otlp: a child of fork() draws span ids of its own, not its parent's next ones") {
+    (void)nous::llm::detail::random_trace_id();  // seeded before the fork
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const int code = nous::test::in_child([&] {
+        const auto id = nous::llm::detail::random_trace_id();
+        return ::write(fds[1], id.data(), id.size()) == static_cast<ssize_t>(id.size()) ? 0 : 1;
+    });
+    REQUIRE(code == 0);
+    nous::llm::detail::TraceId from_child{};
+    REQUIRE(::read(fds[0], from_child.data(), from_child.size()) ==
+            static_cast<ssize_t>(from_child.size()));
+    ::close(fds[0]);
+    ::close(fds[1]);
+    CHECK(nous::llm::detail::random_trace_id() != from_child);
+}
+#endif
 
 TEST_CASE("otlp: an exporter refuses an endpoint that is not an http(s) URL") {
     OtlpSettings s;

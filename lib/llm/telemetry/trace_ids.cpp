@@ -2,6 +2,9 @@
 
 #include "telemetry/trace_ids.hpp"
 
+#include <pthread.h>
+#include <sys/random.h>
+
 #include <atomic>
 #include <random>
 
@@ -9,15 +12,35 @@ namespace nous::llm::detail {
 
 namespace {
 
-/// Ids: a random process seed stepped by splitmix64, unique per id and
-/// random enough for W3C's trace-id without a generator per thread.
-std::uint64_t next_random() {
-    static const std::uint64_t seed = [] {
-        std::random_device device;
-        return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+/// A random seed from the kernel (std::random_device where getrandom
+/// fails).
+std::uint64_t fresh_seed() noexcept {
+    std::uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, 0) == static_cast<ssize_t>(sizeof seed)) return seed;
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+/// The process's seed. A child of fork() draws a seed of its own (the
+/// handler below): with the parent's seed and counter it drew the parent's
+/// next ids, two spans with one id.
+std::atomic<std::uint64_t> g_seed{0};
+std::atomic<std::uint64_t> g_counter{0};
+
+std::uint64_t seed() noexcept {
+    static const bool seeded = [] {
+        g_seed.store(fresh_seed());
+        ::pthread_atfork(nullptr, nullptr, [] { g_seed.store(fresh_seed()); });
+        return true;
     }();
-    static std::atomic<std::uint64_t> counter{0};
-    std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (counter.fetch_add(1) + 1);
+    (void)seeded;
+    return g_seed.load(std::memory_order_relaxed);
+}
+
+/// Ids: the process's seed stepped by splitmix64, unique per id and random
+/// enough for W3C's trace-id without a generator per thread.
+std::uint64_t next_random() {
+    std::uint64_t z = seed() + 0x9e3779b97f4a7c15ULL * (g_counter.fetch_add(1) + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);

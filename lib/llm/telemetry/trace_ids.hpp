@@ -12,7 +12,8 @@ namespace nous::llm::detail {
 using TraceId = std::array<std::uint8_t, 16>;
 using SpanId = std::array<std::uint8_t, 8>;
 
-/// Random, and unique in the process: a bijection of a counter.
+/// Random, and unique in the process: a bijection of a counter, seeded
+/// afresh in a child of fork().
 TraceId random_trace_id();
 SpanId random_span_id();
 
