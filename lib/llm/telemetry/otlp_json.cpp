@@ -178,10 +178,6 @@ void close_metric(Writer& w, bool monotonic_sum = false) {
     w.EndObject();
 }
 
-}  // namespace
-
-namespace {
-
 /// The span writer: spans are the exporter's bulk, so they are written by
 /// hand (literal names copied whole, values escaped only where they must be)
 /// rather than through RapidJSON's writer, which checks every byte of every
