@@ -237,6 +237,23 @@ std::uint64_t count_events(const char* p, std::size_t n, char& last) {
     return events;
 }
 
+/// A raw floor's stream, read by blocking recv calls on the thread's own
+/// stack: its events counted, its first token marked.
+struct BlockingEventReader {
+    char buffer[16384];
+    std::uint64_t events = 0;
+    char last = 0;
+
+    /// One recv; false at the stream's end (or a failure).
+    bool read(int fd, FirstToken& first) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n <= 0) return false;
+        events += count_events(buffer, static_cast<std::size_t>(n), last);
+        if (events > 0) first.mark();
+        return true;
+    }
+};
+
 /// Every stream's non-token events: the finish chunk and [DONE] (no usage asked).
 constexpr std::uint64_t kEventsBesideTokens = 2;
 
@@ -266,16 +283,10 @@ void thread_per_stream(const Load& load, Tally& tally, CountStream count_stream)
 
 void raw_thread_streams(const Load& load, Tally& tally) {
     thread_per_stream(load, tally, [](int fd, FirstToken& first) {
-        char buffer[16384];
-        std::uint64_t events = 0;
-        char last = 0;
-        for (;;) {
-            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-            if (n <= 0) break;
-            events += count_events(buffer, static_cast<std::size_t>(n), last);
-            if (events > 0) first.mark();
+        BlockingEventReader counted;
+        while (counted.read(fd, first)) {
         }
-        return events;
+        return counted.events;
     });
 }
 
@@ -308,22 +319,16 @@ void raw_relay_streams(const Load& load, Tally& tally) {
                     if (out[k].data.u32 == 1) return;
             }
         });
-        char buffer[16384];
-        std::uint64_t events = 0;
-        char last = 0;
+        BlockingEventReader counted;
         for (;;) {
             epoll_event out;
-            if (::epoll_wait(mine, &out, 1, -1) != 1) break;
-            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-            if (n <= 0) break;
-            events += count_events(buffer, static_cast<std::size_t>(n), last);
-            if (events > 0) first.mark();
+            if (::epoll_wait(mine, &out, 1, -1) != 1 || !counted.read(fd, first)) break;
         }
         const std::uint64_t one = 1;
         (void)!::write(stop, &one, sizeof one);
         idle.join();
         for (int f : {mine, other, stop}) ::close(f);
-        return events;
+        return counted.events;
     });
 }
 
@@ -366,22 +371,17 @@ void raw_watch_streams(const Load& load, Tally& tally) {
         std::thread reader([&] {  // the reader's part: asleep until the end
             while (reader_word.load() == 0) reader_word.wait(0);
         });
-        char buffer[16384];
-        std::uint64_t events = 0;
-        char last = 0;
+        BlockingEventReader counted;
         for (;;) {
             ::epoll_ctl(shared, EPOLL_CTL_MOD, fd, &disarmed);
-            const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-            if (n <= 0) break;
-            events += count_events(buffer, static_cast<std::size_t>(n), last);
-            if (events > 0) first.mark();
+            if (!counted.read(fd, first)) break;
             ::epoll_ctl(shared, EPOLL_CTL_MOD, fd, &armed);
         }
         ::epoll_ctl(shared, EPOLL_CTL_DEL, fd, nullptr);
         reader_word.store(1);
         reader_word.notify_one();
         reader.join();
-        return events;
+        return counted.events;
     });
     const std::uint64_t one = 1;
     (void)!::write(stop, &one, sizeof one);

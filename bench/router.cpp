@@ -260,8 +260,9 @@ int main(int argc, char** argv) {
     }
     const double copy_us =
         std::chrono::duration<double, std::micro>(Clock::now() - c0).count() / kCopies;
-    std::printf("\n100-message conversation (%zu bytes of text), 1 thread\n",
-                static_cast<std::size_t>(50 * 400 + 50 * 313));
+    std::size_t text_bytes = 0;
+    for (const auto& m : long_request.messages) text_bytes += m.content.size();
+    std::printf("\n100-message conversation (%zu bytes of text), 1 thread\n", text_bytes);
     std::printf("%-44s %9.2f us%s\n", "one copy of the request", copy_us, sink ? "" : " ");
     for (int round = 1; round <= rounds; ++round) {
         const Rate direct = calls_per_second(
