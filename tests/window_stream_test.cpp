@@ -52,48 +52,19 @@ long sleeping_in(pid_t tid) {
     return file >> number ? number : -1;
 }
 
-bool sleeping_in_epoll_wait(pid_t tid) {
-    const long call = sleeping_in(tid);
-    return call == SYS_epoll_wait || call == SYS_epoll_pwait;
-}
+/// Thread `tid` sleeps in a read of a socket: a window stream's consumer
+/// reading for itself under the relay (reader-only, it sleeps on a futex).
+bool sleeping_in_its_read(pid_t tid) { return sleeping_in(tid) == SYS_recvfrom; }
 
-/// The timeout (ms, -1: none) of the epoll_wait thread `tid` sleeps in, as
-/// /proc shows its arguments; nothing while it sleeps in no epoll_wait.
-std::optional<int> epoll_wait_timeout_of(pid_t tid) {
-    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
-    long number = -1;
-    if (!(file >> number) || (number != SYS_epoll_wait && number != SYS_epoll_pwait))
-        return std::nullopt;
-    std::string fd, events, max_events, timeout;
-    if (!(file >> fd >> events >> max_events >> timeout)) return std::nullopt;
-    // An int in a 64-bit register: its low half.
-    return static_cast<int>(static_cast<std::uint32_t>(std::stoull(timeout, nullptr, 16)));
-}
-
-/// Some thread of this process but `except` sleeps in an epoll_wait with a
-/// timeout: a window stream's reader keeping its consumer's deadline (the
-/// fault server polls, never epolls).
-bool a_reader_keeps_a_deadline(pid_t except) {
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-        const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
-        if (tid == except) continue;
-        if (auto timeout = epoll_wait_timeout_of(tid); timeout && *timeout >= 0) return true;
-    }
-    return false;
+/// The descriptors this process has open.
+std::size_t open_descriptors() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd"))
+        ++n;
+    return n - 1;  // the iterator's own
 }
 
 pid_t this_thread_id() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
-
-/// Raises the soft descriptor limit (up to 8192, within the hard limit) so
-/// that the read relay's descriptors fit beside every stream the cap allows;
-/// false when they cannot.
-bool room_for_the_relay() {
-    rlimit limit{};
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 8192));
-    return ::setrlimit(RLIMIT_NOFILE, &limit) == 0 &&
-           limit.rlim_cur >= static_cast<rlim_t>(highest_open_fd() + 1100);
-}
 
 std::uint64_t recv_calls_here() { return nous::http::detail::io_counters().recv_calls; }
 
@@ -135,9 +106,8 @@ TEST_CASE(
         for (int i = 0; i < kWaited; ++i) {
             // Each event once the consumer has the one before and sleeps
             // waiting for this one (a send returns before loopback delivers).
-            if (!wait_until([&] {
-                    return received.load() == i && sleeping_in_epoll_wait(consumer.load());
-                }))
+            if (!wait_until(
+                    [&] { return received.load() == i && sleeping_in_its_read(consumer.load()); }))
                 return;
             peer.send(chunk("data: waited " + std::to_string(i) + "\n\n"));
         }
@@ -148,7 +118,6 @@ TEST_CASE(
         peer.send("0\r\n\r\n");
         peer.stall();
     });
-    REQUIRE(room_for_the_relay());
     Stream s = stream(server.url(), "{}", {}, window_backend());
     const std::uint64_t reads_before = recv_calls_here();
     expect_events(s, "waited ", kWaited, [&](int i) { received = i + 1; });
@@ -193,7 +162,7 @@ TEST_CASE(
         }
         for (int i = 0; i < kWaited; ++i) {
             if (!wait_until([&] {
-                    return received.load() == kEarly + i && sleeping_in_epoll_wait(consumer.load());
+                    return received.load() == kEarly + i && sleeping_in_its_read(consumer.load());
                 }))
                 return;
             peer.send(chunk("data: w" + std::to_string(i) + "\n\n"));
@@ -201,7 +170,6 @@ TEST_CASE(
         peer.send("0\r\n\r\n");
         peer.stall();
     });
-    REQUIRE(room_for_the_relay());
     Stream s = stream(server.url(), "{}", {}, window_backend());
     expect_events(s, "e", kEarly, [&](int i) { received = i + 1; });
     const std::uint64_t reads_before = recv_calls_here();
@@ -240,7 +208,7 @@ TEST_CASE(
             if (!peer.read_request()) return;
             peer.send(kSseHead + chunk("data: first\n\n"));
             if (!wait_until([&] {
-                    return first_received.load() == request && sleeping_in_epoll_wait(consumer);
+                    return first_received.load() == request && sleeping_in_its_read(consumer);
                 }))
                 return;
             peer.send(batch);
@@ -250,7 +218,6 @@ TEST_CASE(
             }
         }
     });
-    REQUIRE(room_for_the_relay());
     for (int round = 1; round <= (ends ? 2 : 1); ++round) {
         Stream s = stream(server.url(), "{}", {}, window_backend());
         auto first = s.next();
@@ -280,7 +247,7 @@ TEST_CASE(
     if (ends) CHECK(server.connections() == 1);
 }
 
-TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the idle deadline",
+TEST_CASE("a consumer asleep in its read under the relay is woken by a cancel and by the deadlines",
           "[relay]") {
     const pid_t consumer = this_thread_id();
     FaultServer server([&](Peer& peer, std::uint64_t) {
@@ -288,16 +255,15 @@ TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the
         peer.send(kSseHead + chunk("data: first\n\n"));
         peer.stall();
     });
-    REQUIRE(room_for_the_relay());
     SECTION("a cancel from another thread") {
         Stream s = stream(server.url(), "{}", {}, window_backend());
         REQUIRE(s.next()->event.data == "first");
         std::atomic<bool> asleep{false};
         std::thread canceller([&] {
-            asleep = wait_until([&] { return sleeping_in_epoll_wait(consumer); });
+            asleep = wait_until([&] { return sleeping_in_its_read(consumer); });
             s.cancel();
         });
-        auto item = s.next();  // asleep in the relay's wait until the cancel
+        auto item = s.next();  // asleep in its read until the cancel
         canceller.join();
         CHECK(asleep.load());
         REQUIRE(item);
@@ -305,27 +271,18 @@ TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the
         CHECK(item->error->code == ErrorCode::cancelled);
         CHECK_FALSE(s.next().has_value());
     }
-    SECTION("the idle deadline, counted from the last bytes, kept by the sleeping reader") {
+    SECTION("the idle deadline") {
         Options o = window_backend();
         o.read_timeout = std::chrono::milliseconds(300);
         Stream s = stream(server.url(), "{}", {}, o);
         REQUIRE(s.next()->event.data == "first");
         const auto start = std::chrono::steady_clock::now();
-        // The consumer waits without a timer of its own: the reader, asleep
-        // in its wait, keeps the deadline and wakes it there. (Before the
-        // reader is asleep there, the consumer's wait has its own timeout.)
-        REQUIRE(wait_until([&] { return a_reader_keeps_a_deadline(consumer); }));
-        std::atomic<int> consumer_timeout{0};
-        std::thread watcher([&] {
-            wait_until([&] {
-                const auto timeout = epoll_wait_timeout_of(consumer);
-                if (timeout) consumer_timeout = *timeout;
-                return timeout.has_value();
-            });
-        });
-        auto item = s.next();
+        std::atomic<bool> asleep{false};
+        std::thread watcher(
+            [&] { asleep = wait_until([&] { return sleeping_in_its_read(consumer); }); });
+        auto item = s.next();  // its own read, bounded by the idle timeout
         watcher.join();
-        CHECK(consumer_timeout.load() == -1);
+        CHECK(asleep.load());
         REQUIRE(item);
         REQUIRE(item->is_error());
         CHECK(item->error->code == ErrorCode::timeout_read);
@@ -334,7 +291,7 @@ TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the
         CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(250));
         CHECK_FALSE(s.next().has_value());
     }
-    SECTION("the total deadline, kept the same way") {
+    SECTION("the total deadline") {
         Options o = window_backend();
         o.total_timeout = std::chrono::milliseconds(400);
         const auto start = std::chrono::steady_clock::now();
@@ -349,10 +306,11 @@ TEST_CASE("a consumer asleep in the relay's wait is woken by a cancel and by the
     }
 }
 
-// The window has two modes: with the read relay when RLIMIT_NOFILE leaves
-// descriptors to spare, reader-only below. tests/CMakeLists.txt runs this
-// suite once in each (the relay's own cases, tagged [relay], in the first
-// only); this case checks that each run is in the mode it names.
+// The window has two modes: with the read relay (the default), and
+// reader-only (NOUS_HTTP_WINDOW_RELAY=off, or no read watch to be had).
+// tests/CMakeLists.txt runs this suite once in each (the relay's own cases,
+// tagged [relay], in the first only); this case checks that each run is in
+// the mode it names.
 TEST_CASE("the window runs in the mode this run of the suite names", "[.mode]") {
     const char* mode = std::getenv("NOUS_TEST_WINDOW_MODE");
     REQUIRE(mode != nullptr);
@@ -361,9 +319,9 @@ TEST_CASE("the window runs in the mode this run of the suite names", "[.mode]") 
     FaultServer server([&](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
         peer.send(kSseHead + chunk("data: first\n\n"));
-        // The consumer, waiting for the second event, sleeps in the relay's
-        // epoll_wait, or on the reader's wake-up when there is no relay.
-        relay_seen = wait_until([&] { return sleeping_in_epoll_wait(consumer); }, 2s);
+        // The consumer, waiting for the second event, sleeps in its own
+        // read under the relay, or on the reader's wake-up without it.
+        relay_seen = wait_until([&] { return sleeping_in_its_read(consumer); }, 2s);
         peer.send(chunk("data: [DONE]\n\n") + "0\r\n\r\n");
     });
     Stream s = stream(server.url(), "{}", {}, window_backend());
@@ -372,9 +330,7 @@ TEST_CASE("the window runs in the mode this run of the suite names", "[.mode]") 
     CHECK(std::string(mode) == (relay_seen ? "relay" : "reader-only"));
 }
 
-TEST_CASE(
-    "without descriptors to spare the window runs without the relay: the reader reads every "
-    "byte") {
+TEST_CASE("with the relay off (NOUS_HTTP_WINDOW_RELAY=off) the reader reads every byte") {
     constexpr int kEvents = 20;
     const pid_t consumer = this_thread_id();
     std::atomic<int> received{0};
@@ -384,7 +340,7 @@ TEST_CASE(
         for (int i = 0; i < kEvents; ++i) {
             // Each event once the consumer has the one before and sleeps on
             // the reader's wake-up (a futex): with the relay it would sleep
-            // in epoll_wait instead, and this wait would give up.
+            // in its own read instead, and this wait would give up.
             if (!wait_until(
                     [&] { return received.load() == i && sleeping_in(consumer) == SYS_futex; }))
                 return;
@@ -393,18 +349,10 @@ TEST_CASE(
         peer.send("0\r\n\r\n");
         peer.stall();
     });
-    // A limit with room for 200 more descriptors: plenty for the stream, but
-    // the relay leaves one free for each of the 1000 streams the cap allows.
-    // In this process, not a forked child: the stream starts a thread, which
-    // ThreadSanitizer refuses after a fork (each test case runs in a process
-    // of its own).
-    std::vector<int> fillers;  // every hole below the highest descriptor filled
-    const int highest = highest_open_fd();
-    for (int fd; (fd = ::dup(0)) >= 0 && fd < highest;) fillers.push_back(fd);
-    rlimit old{};
-    ::getrlimit(RLIMIT_NOFILE, &old);
-    const rlimit tight{static_cast<rlim_t>(highest_open_fd() + 200), old.rlim_max};
-    REQUIRE(::setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    // Read when the stream starts, on this thread, before its reader runs.
+    const char* before = std::getenv("NOUS_HTTP_WINDOW_RELAY");
+    const std::string kept = before ? before : "";
+    ::setenv("NOUS_HTTP_WINDOW_RELAY", "off", 1);
     const std::uint64_t reads_before = recv_calls_here();
     int events = 0;
     bool all_events = true;
@@ -417,11 +365,69 @@ TEST_CASE(
         }
     }
     const std::uint64_t reads_here = recv_calls_here() - reads_before;
-    ::setrlimit(RLIMIT_NOFILE, &old);
-    for (int fd : fillers) ::close(fd);
+    if (before)
+        ::setenv("NOUS_HTTP_WINDOW_RELAY", kept.c_str(), 1);
+    else
+        ::unsetenv("NOUS_HTTP_WINDOW_RELAY");
     CHECK(all_events);
     CHECK(events == kEvents);
     CHECK(reads_here == 0);  // every read on the reader's thread
+}
+
+TEST_CASE("the read relay takes no descriptor of a stream's own", "[relay]") {
+    // 20 streams at once, each consumer asleep in its own read: the process
+    // holds their sockets (and the server's ends of them: it runs in this
+    // process) and nothing more. The relay once took three descriptors a
+    // stream beside its socket.
+    constexpr int kStreams = 20;
+    std::atomic<int> waiting{0};
+    std::atomic<bool> release{false};
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: first\n\n"));
+        waiting.fetch_add(1);
+        if (!wait_until([&] { return release.load(); })) return;
+        peer.send(chunk("data: second\n\n") + "0\r\n\r\n");
+        peer.stall();
+    });
+    {
+        // The process's read watch starts with the first relayed stream (on
+        // a server of its own: its connection stays in the pool).
+        FaultServer warm_server([&](Peer& peer, std::uint64_t) {
+            if (!peer.read_request()) return;
+            peer.send(kSseHead + chunk("data: first\n\n") + "0\r\n\r\n");
+            peer.stall();
+        });
+        Stream warm = stream(warm_server.url(), "{}", {}, window_backend());
+        REQUIRE(drain(warm).size() == 1);
+    }
+    const std::size_t before = open_descriptors();
+    std::vector<std::atomic<pid_t>> consumers(kStreams);
+    std::atomic<std::size_t> during{0};
+    std::vector<std::thread> threads;
+    std::atomic<int> second{0};
+    for (int i = 0; i < kStreams; ++i)
+        threads.emplace_back([&, i] {
+            consumers[i] = this_thread_id();
+            Stream s = stream(server.url(), "{}", {}, window_backend());
+            auto first = s.next();
+            if (!first || !first->is_event()) return;
+            auto next = s.next();  // asleep in its own read until the release
+            if (next && next->is_event() && next->event.data == "second") second.fetch_add(1);
+            drain(s);
+        });
+    const bool all_asleep = wait_until([&] {
+        if (waiting.load() < kStreams) return false;
+        for (const auto& tid : consumers)
+            if (tid.load() == 0 || !sleeping_in_its_read(tid.load())) return false;
+        return true;
+    });
+    during = open_descriptors();
+    release = true;
+    for (auto& t : threads) t.join();
+    CHECK(all_asleep);
+    CHECK(during.load() - before == 2 * static_cast<std::size_t>(kStreams));
+    CHECK(second.load() == kStreams);
 }
 
 TEST_CASE(

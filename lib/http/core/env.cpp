@@ -33,6 +33,8 @@ EnvSnapshot read_env() noexcept {
                     env.http_stream_backend = v;
                 else if ((v = NOUS_MATCH(entry, "NOUS_HTTP_CONFIG")))
                     env.http_config = v;
+                else if ((v = NOUS_MATCH(entry, "NOUS_HTTP_WINDOW_RELAY")))
+                    env.http_window_relay = v;
                 else if ((v = NOUS_MATCH(entry, "NO_PROXY")))
                     upper_no = v;
                 break;

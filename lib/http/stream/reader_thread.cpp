@@ -16,8 +16,8 @@
 
 #include "core/limits.hpp"
 #include "core/sanitizers.hpp"
+#include "core/wake_word.hpp"
 #include "stream/futex_hash.hpp"
-#include "stream/wake_word.hpp"
 #include "transport/sigpipe.hpp"
 
 namespace nous::http::detail {

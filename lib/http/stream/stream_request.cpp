@@ -6,6 +6,7 @@
 
 #include "codec/retry_hint.hpp"
 #include "core/limits.hpp"
+#include "core/log.hpp"
 #include "core/retry.hpp"
 
 namespace nous::http {
@@ -31,6 +32,22 @@ StreamSlot::~StreamSlot() {
     if (held_) g_live_streams.fetch_sub(1);
 }
 
+namespace {
+
+/// NOUS_HTTP_WINDOW_RELAY: "off" runs the window reader-only; another
+/// value but "on" is said once and ignored.
+bool window_relay_wanted(const char* value) {
+    if (value == nullptr || std::string_view(value) == "on") return true;
+    if (std::string_view(value) == "off") return false;
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true))
+        log(LogLevel::warning,
+            std::string("NOUS_HTTP_WINDOW_RELAY=") + value + " ignored: it takes on or off");
+    return true;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::string_view body,
                                                      const Headers& headers, const Options& options,
                                                      const EnvSnapshot& env, const Config& config) {
@@ -44,6 +61,7 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     call->prepared = std::move(prepared.value());
     call->body.assign(body);
     call->headers = headers;
+    call->window_relay = window_relay_wanted(env.http_window_relay);
     bool has_type = false, has_accept = false;
     for (const auto& [k, v] : headers) {
         has_type |= header_name_equals(k, "content-type");

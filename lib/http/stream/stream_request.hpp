@@ -21,6 +21,9 @@ struct StreamCall {
     Headers headers;        ///< with content-type and accept added unless given
     Options options;        ///< cancel pointer cleared: the stream has its own token
     PreparedCall prepared;  ///< prepared.options points at `options`
+    /// The window's read relay, unless NOUS_HTTP_WINDOW_RELAY=off (reader-only:
+    /// for diagnosis, and for the tests of that mode).
+    bool window_relay = true;
 };
 
 /// Validates and copies a stream call; an error is the stream's first item.

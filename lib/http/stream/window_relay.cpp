@@ -1,7 +1,7 @@
 // The window source's read relay (stream/window_source.hpp): a consumer
 // waiting with the queue empty reads the socket itself, holding the reading
-// role; the reader reads only while the consumer is away, and while asleep
-// keeps the deadline of a consumer that waits without a timer of its own.
+// role; the reader reads only while the consumer is away, woken by the
+// process's read watch.
 
 #include "core/limits.hpp"
 #include "stream/window_source.hpp"
@@ -9,81 +9,66 @@
 namespace nous::http::detail {
 
 /// The consumer's side of the relay, when the queue is empty: holding the
-/// reading role, it waits on the socket and reads the piece itself.
+/// reading role, it reads the socket itself, in a blocking read.
 WindowSource::Relayed WindowSource::read_relayed(std::string_view& out) {
-    const Relayed relayed = read_relayed_holding_role(out);
+    Relayed relayed;
+    {
+        std::lock_guard role(role_);
+        relayed = read_relayed_holding_role(out);
+        // Away from here on: the socket's next bytes wake the reader.
+        if (!body_over_) relay_.rearm();
+    }
     // Told only now: signalled under the role, the reader woke to wait for it.
     if (reader_end_due_) tell_reader_end();
     return relayed;
 }
 
 WindowSource::Relayed WindowSource::read_relayed_holding_role(std::string_view& out) {
-    std::unique_lock role(role_);
     // The reader queues only with the role: a piece queued before we took
-    // it is the next one.
+    // it (its last too: the error a stop while parked ends it with) is the
+    // next one, before the body's end.
     if (produced_.load(std::memory_order_acquire) > consumed_) return Relayed::queued;
-    bool socket_ready = false;  // this wait saw the socket readable
-    for (;;) {
-        // A piece the reader queued while we waited (its last: the error a
-        // stop while parked ends it with) comes before the body's end.
-        if (produced_.load(std::memory_order_acquire) > consumed_) return Relayed::queued;
-        if (body_over_) return stash(Piece{});  // this side read the end already: end again
-        if (stop_.load())
-            return stash(end_body(error_piece(Error(ErrorCode::cancelled, "stream cancelled"))));
-        if (!socket_ready && !request_.input_pending()) {
-            // The role is held while waiting: the reader, woken only when
-            // this wait is not, cannot read (so cannot queue) under it.
-            const Clock::time_point limit = consumer_limit();
-            const Clock::time_point now = Clock::now();  // once for both below
-            const Expiry expiry = relay_deadlines_.expired(limit, now);
-            if (expiry != Expiry::not_yet) {
-                // Bytes that arrived as the deadline passed are read, not refused.
-                if (request_.readable_now()) {
-                    socket_ready = true;
-                    continue;
-                }
-                return stash(end_body(error_piece(body_wait_error(expiry))));
-            }
-            int wait_ms = relay_wait_ms(limit, now);
-            // The reader asleep in its wait keeps this deadline for us
-            // (keep_deadline_while_asleep): then no timer of our own, which
-            // armed and cancelled a high-resolution timer at every token.
-            // Announce, then look: the reader stops keeping only after
-            // it has looked at our flag (seq_cst both sides).
-            consumer_unbounded_.store(true, std::memory_order_seq_cst);
-            if (reader_keeps_deadline_.load(std::memory_order_seq_cst))
-                wait_ms = -1;
-            else
-                consumer_unbounded_.store(false, std::memory_order_relaxed);
-            socket_ready = relay_.wait_consumer(wait_ms) == ReadRelay::Woken::socket;
-            consumer_unbounded_.store(false, std::memory_order_relaxed);
-            continue;
-        }
-        std::string_view view;
-        switch (request_.read_view(view)) {
-            case ResponseReader::Piece::data: {
-                ++consumer_reads_;
-                // The view is the reader's buffer, which it may read into
-                // once the role is given back: the piece is a copy.
-                consumer_bytes_.assign(view);
-                std::size_t taken = view.size();
-                take_buffered(taken);
-                count_read(taken);
-                // Bytes left behind (in TLS, or in a socket whose read
-                // filled the buffer) wake no wait: the reader is told, so
-                // that it reads on while we are away.
-                if (!body_over_ && request_.input_pending()) relay_.signal();
-                out = consumer_bytes_;
-                return Relayed::data;
-            }
-            case ResponseReader::Piece::end:
-                return stash(end_body(Piece{}, AfterBody::give_back));
-            case ResponseReader::Piece::error:
-                return stash(end_body(
-                    error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
-                                             : request_.read_failure())));
-        }
+    if (body_over_) return stash(Piece{});  // this side read the end already: end again
+    if (stop_.load())
+        return stash(end_body(error_piece(Error(ErrorCode::cancelled, "stream cancelled"))));
+    if (!request_.input_pending()) {
+        // The idle deadline counts from the last bytes read: a consumer
+        // coming back to a gap already past it hears so at once (bytes
+        // that arrived as it passed are read, not refused). Otherwise the
+        // read below waits at most the idle timeout, as every read does.
+        const Expiry expiry = relay_deadlines_.expired(consumer_limit());
+        if (expiry != Expiry::not_yet && !request_.readable_now())
+            return stash(end_body(error_piece(body_wait_error(expiry))));
     }
+    // Disarmed, the socket's bytes wake this read alone; the reader, asleep
+    // until the watch wakes it, cannot read (so cannot queue) while we hold
+    // the role.
+    relay_.disarm();
+    std::string_view view;
+    switch (request_.read_view(view)) {
+        case ResponseReader::Piece::data: {
+            ++consumer_reads_;
+            // The view is the reader's buffer, which it may read into
+            // once the role is given back: the piece is a copy.
+            consumer_bytes_.assign(view);
+            std::size_t taken = view.size();
+            take_buffered(taken);
+            count_read(taken);
+            // Bytes left behind (in TLS, or in a socket whose read
+            // filled the buffer) wake no watch: the reader is told, so
+            // that it reads on while we are away.
+            if (!body_over_ && request_.input_pending()) relay_.signal();
+            out = consumer_bytes_;
+            return Relayed::data;
+        }
+        case ResponseReader::Piece::end:
+            return stash(end_body(Piece{}, AfterBody::give_back));
+        case ResponseReader::Piece::error:
+            return stash(
+                end_body(error_piece(stop_.load() ? Error(ErrorCode::cancelled, "stream cancelled")
+                                                  : request_.read_failure())));
+    }
+    return stash(end_body(error_piece(Error(ErrorCode::protocol, "unknown read result"))));
 }
 
 /// A piece next() returns next (consumer thread only).
@@ -165,18 +150,15 @@ void WindowSource::count_read(std::size_t n) noexcept {
 
 /// The reader's side of the relay: it reads while the consumer is not
 /// waiting for bytes, exactly as the plain loop, and takes the reading
-/// role for each read.
-void WindowSource::produce_relayed(bool bytes_buffered) {
+/// role for each read. `seen`: the relay's word, read before the socket
+/// was armed (when nothing was buffered).
+void WindowSource::produce_relayed(bool bytes_buffered, std::uint32_t seen) {
     std::unique_lock role(role_, std::defer_lock);
-    bool socket_ready = false;
     // With nothing buffered the reader waits first: taking the role
     // first waited for it while a consumer that came for its first piece
-    // held it in its own wait, and woke the reader at that piece's read.
-    if (!bytes_buffered) socket_ready = keep_deadline_while_asleep();
+    // held it in its own read, and woke the reader at that read's end.
+    bool socket_ready = bytes_buffered ? false : relay_.wait_reader(seen);
     role.lock();
-    // The consumer's reads before this point are counted too: bytes
-    // that woke the wait above may be read already (peeked below).
-    std::uint64_t consumer_reads_seen = 0;
     for (;;) {
         if (body_over_) return;  // the consumer read the end, or finished after [DONE]
         if (stop_.load()) {
@@ -186,13 +168,13 @@ void WindowSource::produce_relayed(bool bytes_buffered) {
         }
         // Woken for bytes the consumer may have read since: look before a
         // blocking read, which would hold the role until more arrive.
-        const bool ready =
-            request_.input_pending() ||
-            (socket_ready && (consumer_reads_ == consumer_reads_seen || request_.readable_now()));
-        if (!ready) {
-            consumer_reads_seen = consumer_reads_;
+        if (!request_.input_pending() && !(socket_ready && request_.readable_now())) {
+            // The word first, then armed: bytes that arrive after the arm
+            // change the word, and the wait returns at once.
+            seen = relay_.reader_word();
+            relay_.arm_for_reader();
             role.unlock();
-            socket_ready = keep_deadline_while_asleep();
+            socket_ready = relay_.wait_reader(seen);
             role.lock();
             continue;
         }
@@ -212,45 +194,10 @@ void WindowSource::produce_relayed(bool bytes_buffered) {
     }
 }
 
-/// The reader's wait for bytes, without the role. Asleep here it keeps
-/// the deadline of a consumer waiting in the relay, which then waits
-/// without a timer of its own: one timer a sleep of the reader's (which
-/// sleeps as long as the consumer keeps up) instead of one a token. At the
-/// deadline it wakes the consumer, which finds it passed and says so.
-/// It leaves only once no consumer waits unbounded: a consumer that
-/// looked at the flag before it was cleared is seen here. True when the
-/// socket woke it.
-bool WindowSource::keep_deadline_while_asleep() {
-    bool socket_ready = false;
-    for (;;) {
-        const Clock::time_point now = Clock::now();
-        // Past the deadline there is nothing to keep (a consumer about to
-        // wait finds it passed itself): no timeout, and no "keeping".
-        const Clock::time_point limit = consumer_limit();
-        const bool keeping = now < limit;
-        reader_keeps_deadline_.store(keeping, std::memory_order_seq_cst);
-        const int wait_ms = keeping ? relay_wait_ms(limit, now) : -1;
-        const ReadRelay::Woken woken = relay_.wait_reader(wait_ms);
-        reader_keeps_deadline_.store(false, std::memory_order_seq_cst);
-        if (woken == ReadRelay::Woken::socket) socket_ready = true;
-        if (!consumer_unbounded_.load(std::memory_order_seq_cst)) return socket_ready;
-        // A consumer waits without a timer, counting on us: at the
-        // deadline (whatever woke us) its wait ends, and it reports it.
-        if (relay_deadlines_.expired(consumer_limit()) != Expiry::not_yet) relay_.signal();
-        if (stop_.load()) return socket_ready;
-    }
-}
-
-/// The deadline of the consumer's wait in the relay: the idle gap from
-/// the last bytes read, or the total deadline. Read on either thread.
+/// The deadline of the consumer's read in the relay: the idle gap from
+/// the last bytes read, or the total deadline.
 Clock::time_point WindowSource::consumer_limit() const noexcept {
     return relay_deadlines_.read_limit(last_read_.load());
-}
-
-/// A relay wait's timeout until `limit`: one millisecond over (epoll
-/// rounds down, and a wait of 0 would spin).
-int WindowSource::relay_wait_ms(Clock::time_point limit, Clock::time_point now) noexcept {
-    return std::min(millis_until(limit, now), INT_MAX - 1) + 1;
 }
 
 void WindowSource::finish_after_done() noexcept {

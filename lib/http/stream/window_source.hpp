@@ -19,10 +19,10 @@
 #include <optional>
 
 #include "core/cancel.hpp"
+#include "core/wake_word.hpp"
 #include "stream/reader_thread.hpp"
 #include "stream/stream_backends.hpp"
 #include "stream/stream_request.hpp"
-#include "stream/wake_word.hpp"
 #include "stream/window_queue.hpp"
 #include "transport/read_relay.hpp"
 
@@ -131,26 +131,13 @@ class WindowSource final : public ChunkSource, public ViewSource {
 
     /// The reader's side of the relay: it reads while the consumer is not
     /// waiting for bytes, exactly as the plain loop, and takes the reading
-    /// role for each read.
-    void produce_relayed(bool bytes_buffered);
+    /// role for each read. `seen`: the relay's word, read before the
+    /// socket was armed (when nothing was buffered).
+    void produce_relayed(bool bytes_buffered, std::uint32_t seen);
 
-    /// The reader's wait for bytes, without the role. Asleep here it keeps
-    /// the deadline of a consumer waiting in the relay, which then waits
-    /// without a timer of its own: one timer a sleep of the reader's (which
-    /// sleeps as long as the consumer keeps up) instead of one a token. At the
-    /// deadline it wakes the consumer, which finds it passed and says so.
-    /// It leaves only once no consumer waits unbounded: a consumer that
-    /// looked at the flag before it was cleared is seen here. True when the
-    /// socket woke it.
-    bool keep_deadline_while_asleep();
-
-    /// The deadline of the consumer's wait in the relay: the idle gap from
-    /// the last bytes read, or the total deadline. Read on either thread.
+    /// The deadline of the consumer's read in the relay: the idle gap from
+    /// the last bytes read, or the total deadline.
     Clock::time_point consumer_limit() const noexcept;
-
-    /// A relay wait's timeout until `limit`: one millisecond over (epoll
-    /// rounds down, and a wait of 0 would spin).
-    static int relay_wait_ms(Clock::time_point limit, Clock::time_point now) noexcept;
 
     std::unique_ptr<StreamCall> call_;
     StreamSlot slot_;
@@ -168,12 +155,9 @@ class WindowSource final : public ChunkSource, public ViewSource {
     bool holds_queued_ = false;    ///< queued_bytes_ go back to spare_ at the next read
     bool reader_end_due_ = false;  ///< consumer thread only: end_body() awaits tell_reader_end()
     std::atomic<bool> consumer_waiting_{false};
-    /// The relay's consumer waits without a timer while the reader keeps
-    /// its deadline (keep_deadline_while_asleep).
-    std::atomic<bool> consumer_unbounded_{false}, reader_keeps_deadline_{false};
     std::mutex role_;  ///< held for every read of request_ once relay_on_
-    /// The last bytes read, or the window reopening after a park: the idle
-    /// deadline of the consumer's wait counts from it.
+    /// The last bytes read, or the window reopening after a park: a
+    /// consumer coming back to an idle gap already past the deadline hears it at once.
     std::atomic<Clock::time_point> last_read_{};
     std::uint64_t consumer_reads_ = 0;  ///< guarded by role_: reads the consumer made
     std::atomic<std::uint64_t> produced_{0};

@@ -158,34 +158,25 @@ void WindowSource::produce() {
     }
     headers_.set(request_.headers());
     status_.store(request_.status());
-    // The relay leaves a descriptor free for each stream the cap allows
-    // (and a few more): without it, 1000 streams fit a limit of 1024.
-    const std::size_t reserve = call_->prepared.settings.max_concurrent_streams + 64;
-    if (relay_.open(request_.wait_fd(), reserve)) {
-        // A copy: the reader keeps the consumer's deadline without the
-        // role, when the request may be closed under it.
+    if (call_->window_relay && relay_.open(request_.wait_fd())) {
+        // A copy: the consumer's deadline is read without the request.
         relay_deadlines_ = request_.deadlines();
         last_read_.store(Clock::now());
         // Bytes already there (a server often sends the first event
         // right behind the head) are read into the window before the
-        // relay starts: left in the socket, they woke both waits at once
-        // (level-triggered), and the reader then took the role from the
-        // consumer only to find them read.
+        // relay starts: armed with them in the socket, the watch woke the
+        // reader at once, and it took the role from the consumer only to
+        // find them read.
         if (request_.readable_now() && read_first_into_window() != Step::more) return;
         const bool bytes_buffered = request_.input_pending();  // still only the reader reads
+        // The word first, then armed (still the reader's alone: no role
+        // needed yet), then the consumer may read.
+        const std::uint32_t seen = relay_.reader_word();
+        if (!bytes_buffered) relay_.arm_for_reader();
         relay_on_.store(true, std::memory_order_release);
         wake_consumer();  // a consumer waiting for the first piece reads itself from here
-        produce_relayed(bytes_buffered);
+        produce_relayed(bytes_buffered, seen);
         return;
-    }
-    if (request_.wait_fd() >= 0) {
-        static std::atomic<bool> told{false};
-        if (!told.exchange(true))
-            log(LogLevel::info,
-                "window streams run reader-only (two wake-ups a token): the read relay needs "
-                "3 descriptors a stream and leaves " +
-                    std::to_string(reserve) +
-                    " free under RLIMIT_NOFILE; raise the limit (ulimit -n) for one wake-up");
     }
     for (;;) {
         if (stop_.load()) {

@@ -1,17 +1,16 @@
-// The blocking calls of a stream's token path without glibc's cancellation
+// The blocking call of a stream's token path without glibc's cancellation
 // point (docs/design/pool.md, "Reads").
 //
-// glibc's recv() and epoll_wait() are POSIX cancellation points: in a process
+// glibc's recv() is a POSIX cancellation point: in a process
 // with threads each call switches the thread to asynchronous cancellation and
 // back, two locked compare-and-swaps on the thread's descriptor. At token
 // rates that descriptor's line is cold at every wake-up. The library never
 // uses pthread_cancel (a cancel is a CancelToken and a shutdown()), so the
-// calls go to the kernel directly. Under a sanitizer they stay glibc's: the
+// call goes to the kernel directly. Under a sanitizer they stay glibc's: the
 // sanitizers see socket reads through those entry points (ASan checks the
 // buffer's bounds, TSan orders a send before the recv that receives it).
 #pragma once
 
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,16 +27,6 @@ inline long socket_recv_call(int fd, void* buffer, std::size_t n, int flags) noe
     return ::recv(fd, buffer, n, flags);
 #else
     return ::syscall(SYS_recvfrom, fd, buffer, n, flags, nullptr, nullptr);
-#endif
-}
-
-/// epoll_wait(2): the event count, or -1 with errno.
-inline int epoll_wait_call(int epoll_fd, epoll_event* events, int max_events,
-                           int timeout_ms) noexcept {
-#ifdef NOUS_SANITIZED
-    return ::epoll_wait(epoll_fd, events, max_events, timeout_ms);
-#else
-    return static_cast<int>(::syscall(SYS_epoll_wait, epoll_fd, events, max_events, timeout_ms));
 #endif
 }
 

@@ -1,0 +1,178 @@
+// The process's read watch (read_watch.hpp): one epoll instance, one
+// thread, a table of the streams' targets.
+//
+// Why a key and not a pointer in the epoll event: the watch's thread may
+// hold a batch of events while a stream ends and frees its target. Each
+// event carries its slot and the slot's generation; the thread looks them
+// up under the table's lock, and remove() bumps the generation under the
+// same lock, so an event of an ended stream finds nothing.
+
+#include "transport/read_watch.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "core/log.hpp"
+
+namespace nous::http::detail {
+
+namespace {
+
+/// The watch's thread blocks in epoll_wait and touches a few lines: a
+/// small stack (sanitizer builds keep the default: their frames are larger).
+constexpr std::size_t kWatchStackBytes = 64 * 1024;
+constexpr int kBatch = 64;
+
+std::mutex g_start_mutex;      ///< held while the watch starts, and across fork()
+ReadWatch* g_watch = nullptr;  ///< guarded by g_start_mutex; never destroyed
+bool g_failed = false;         ///< guarded by g_start_mutex: told once, not retried
+
+constexpr std::uint64_t key_of(std::uint32_t slot, std::uint32_t generation) noexcept {
+    return (static_cast<std::uint64_t>(generation) << 32) | slot;
+}
+
+bool control(int epoll_fd, int op, const ReadWatch::Entry& entry, std::uint32_t events) noexcept {
+    epoll_event event{};
+    event.events = events;
+    event.data.u64 = entry.key;
+    return ::epoll_ctl(epoll_fd, op, entry.fd, &event) == 0;
+}
+
+}  // namespace
+
+ReadWatch* ReadWatch::get() noexcept {
+    static const bool forgotten_in_children = [] {
+        // A child of fork() has no watch thread: it starts its own watch
+        // (the parent's, with the streams it served, is left behind).
+        return ::pthread_atfork([] { g_start_mutex.lock(); }, [] { g_start_mutex.unlock(); },
+                                [] {
+                                    if (g_watch) ::close(g_watch->epoll_fd_);
+                                    g_watch = nullptr;
+                                    g_failed = false;
+                                    g_start_mutex.unlock();
+                                }) == 0;
+    }();
+    (void)forgotten_in_children;
+    std::lock_guard lock(g_start_mutex);
+    if (g_watch || g_failed) return g_watch;
+    const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd < 0) {
+        g_failed = true;
+        log(LogLevel::info, std::string("window streams run reader-only (two wake-ups a token): "
+                                        "no descriptor for the read watch: ") +
+                                std::strerror(errno));
+        return nullptr;
+    }
+    auto* watch = new ReadWatch(epoll_fd);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+#ifndef NOUS_SANITIZED
+    pthread_attr_setstacksize(&attributes, kWatchStackBytes);
+#endif
+    // Every signal blocked on the watch's thread: the application's
+    // handlers run on its own threads.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    pthread_t thread;
+    const int failed = pthread_create(
+        &thread, &attributes,
+        [](void* self) -> void* {
+            static_cast<ReadWatch*>(self)->watch();
+            return nullptr;
+        },
+        watch);
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    pthread_attr_destroy(&attributes);
+    if (failed) {
+        ::close(epoll_fd);
+        delete watch;
+        g_failed = true;
+        log(LogLevel::info, std::string("window streams run reader-only (two wake-ups a token): "
+                                        "no thread for the read watch: ") +
+                                std::strerror(failed));
+        return nullptr;
+    }
+    g_watch = watch;
+    return g_watch;
+}
+
+bool ReadWatch::add(int fd, WatchTarget& target, Entry& entry) noexcept {
+    std::uint32_t slot;
+    {
+        std::lock_guard lock(table_mutex_);
+        if (!free_.empty()) {
+            slot = free_.back();
+            free_.pop_back();
+        } else {
+            try {
+                slots_.emplace_back();
+            } catch (...) {
+                return false;
+            }
+            slot = static_cast<std::uint32_t>(slots_.size() - 1);
+        }
+        slots_[slot].target = &target;
+        entry.fd = fd;
+        entry.key = key_of(slot, slots_[slot].generation);
+    }
+    // EPOLLONESHOT alone: in the watch, disarmed (no event reported).
+    if (control(epoll_fd_, EPOLL_CTL_ADD, entry, EPOLLONESHOT)) return true;
+    remove(entry);
+    return false;
+}
+
+void ReadWatch::arm(const Entry& entry) noexcept {
+    // EPOLLRDHUP as well: a peer's close wakes the reader too.
+    control(epoll_fd_, EPOLL_CTL_MOD, entry, EPOLLIN | EPOLLRDHUP | EPOLLONESHOT);
+}
+
+void ReadWatch::disarm(const Entry& entry) noexcept {
+    control(epoll_fd_, EPOLL_CTL_MOD, entry, EPOLLONESHOT);
+}
+
+void ReadWatch::remove(Entry& entry) noexcept {
+    if (entry.fd < 0) return;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, entry.fd, nullptr);
+    const auto slot = static_cast<std::uint32_t>(entry.key);
+    std::lock_guard lock(table_mutex_);
+    slots_[slot].target = nullptr;
+    ++slots_[slot].generation;
+    try {
+        free_.push_back(slot);
+    } catch (...) {
+        // Out of memory: the slot is not reused, nothing else is lost.
+    }
+    entry.fd = -1;
+}
+
+void ReadWatch::watch() noexcept {
+    epoll_event ready[kBatch];
+    for (;;) {
+        const int n = ::epoll_wait(epoll_fd_, ready, kBatch, -1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            // Only a closed instance (a fork's child closed its copy, which
+            // is never this thread's process): nothing to watch.
+            return;
+        }
+        std::lock_guard lock(table_mutex_);
+        for (int i = 0; i < n; ++i) {
+            const std::uint64_t key = ready[i].data.u64;
+            const auto slot = static_cast<std::uint32_t>(key);
+            if (slot < slots_.size() && key_of(slot, slots_[slot].generation) == key &&
+                slots_[slot].target)
+                slots_[slot].target->socket_ready();
+        }
+    }
+}
+
+}  // namespace nous::http::detail
