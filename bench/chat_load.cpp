@@ -6,14 +6,11 @@
 //   --client nous-stream nous::http::stream alone (no llm layer), window or pull
 //   --client raw-thread a thread per stream, blocking recv, events counted
 //   --client raw-epoll  one epoll thread for every stream, events counted
-//   --client raw-relay  the window backend's read relay with nothing else: a
-//                       thread per stream waiting in epoll_wait, then recv, and
-//                       a second thread per stream asleep on the same socket
-//                       (both entries EPOLLEXCLUSIVE, the first one's first):
-//                       the floor of that design, events counted
-//   --client raw-watch  the relay with no descriptor a stream: blocking recv,
-//                       the socket armed in one process-wide epoll while the
-//                       thread is away, a sleeping second thread per stream
+//   --client raw-watch  the window backend's read relay with nothing else: a
+//                       thread per stream in a blocking recv, its socket
+//                       disarmed in one epoll for the process before the recv
+//                       and armed after it, a second thread per stream asleep
+//                       (the reader): the floor of that design, events counted
 // Without --url-base the mock runs in a child process (forked before any
 // thread), so that the CPU figure (getrusage of this process: user + system)
 // is the client's alone. Prints one JSON line.
@@ -290,56 +287,14 @@ void raw_thread_streams(const Load& load, Tally& tally) {
     });
 }
 
-/// The read relay's floor (docs/design/backpressure.md "The read relay"): the
-/// stream's thread waits on its own epoll instance and reads; a second
-/// thread per stream waits on a second instance and is never woken while
-/// the first waits. Per stream and per token, the system calls the window
-/// backend cannot do without.
-void raw_relay_streams(const Load& load, Tally& tally) {
-    thread_per_stream(load, tally, [](int fd, FirstToken& first) {
-        const int mine = ::epoll_create1(EPOLL_CLOEXEC);
-        const int other = ::epoll_create1(EPOLL_CLOEXEC);
-        const int stop = ::eventfd(0, EFD_CLOEXEC);
-        epoll_event ev{};
-        ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-        ::epoll_ctl(mine, EPOLL_CTL_ADD, fd, &ev);
-        // Edge-triggered here: this thread never reads, so bytes it was woken
-        // for (before the first wait, at the end) would wake it again and again.
-        ev.events = EPOLLIN | EPOLLEXCLUSIVE | EPOLLET;
-        ::epoll_ctl(other, EPOLL_CTL_ADD, fd, &ev);
-        ev.events = EPOLLIN;
-        ev.data.u32 = 1;  // the stop; the socket is 0
-        ::epoll_ctl(other, EPOLL_CTL_ADD, stop, &ev);
-        std::thread idle([other] {  // the reader's part: asleep until the stop
-            for (;;) {
-                epoll_event out[2];
-                const int n = ::epoll_wait(other, out, 2, -1);
-                if (n < 0 && errno != EINTR) return;
-                for (int k = 0; k < n; ++k)
-                    if (out[k].data.u32 == 1) return;
-            }
-        });
-        BlockingEventReader counted;
-        for (;;) {
-            epoll_event out;
-            if (::epoll_wait(mine, &out, 1, -1) != 1 || !counted.read(fd, first)) break;
-        }
-        const std::uint64_t one = 1;
-        (void)!::write(stop, &one, sizeof one);
-        idle.join();
-        for (int f : {mine, other, stop}) ::close(f);
-        return counted.events;
-    });
-}
-
-/// The read relay without descriptors of a stream's own, measured before it
-/// is built: the stream's thread blocks in recv; while it is away its
-/// socket is armed (EPOLLONESHOT) in one epoll instance for the whole
-/// process, watched by one thread that would wake the stream's reader. The
-/// reader, a second thread per stream, sleeps on a futex (at the server's
-/// pace nothing wakes it). Two epoll_ctl calls a token (disarm before the
-/// recv, arm after) where the relay makes one epoll_wait, and no
-/// descriptor beside the socket where the relay takes three.
+/// The read relay's floor (docs/design/backpressure.md "The read relay"):
+/// the stream's thread blocks in recv; while it is away its socket is
+/// armed (EPOLLONESHOT) in one epoll instance for the whole process,
+/// watched by one thread that would wake the stream's reader. The reader, a
+/// second thread per stream, sleeps on a futex (at the server's pace
+/// nothing wakes it). Two epoll_ctl calls a token (disarm before the recv,
+/// arm after), no descriptor beside the socket. Per stream and per token,
+/// the system calls the window backend cannot do without.
 void raw_watch_streams(const Load& load, Tally& tally) {
     const int shared = ::epoll_create1(EPOLL_CLOEXEC);
     const int stop = ::eventfd(0, EFD_CLOEXEC);
@@ -457,7 +412,7 @@ int main(int argc, char** argv) {
         "openai|openai-responses|anthropic|gemini|bedrock (bedrock: SigV4-signed with the "
         "environment's AWS keys, bench ones when none are set)")(
         "client", po::value(&load.client),
-        "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-relay, raw-watch")(
+        "nous-llm (default), nous-stream, raw-thread, raw-epoll, raw-watch")(
         "mock-tokens", po::value(&mock_tokens), "the child mock's tokens per stream (200)")(
         "mock-tokens-per-second", po::value(&mock_rate),
         "the child mock's pace per stream (50; 0: unpaced)")(
@@ -494,7 +449,7 @@ int main(int argc, char** argv) {
     const std::pair<std::string_view, Client> clients[] = {
         {"nous-llm", run_chat_streams},     {"nous-stream", http_stream_streams},
         {"raw-thread", raw_thread_streams}, {"raw-epoll", raw_epoll_streams},
-        {"raw-relay", raw_relay_streams},   {"raw-watch", raw_watch_streams},
+        {"raw-watch", raw_watch_streams},
     };
     Client run_client = nullptr;
     for (const auto& [name, client] : clients)

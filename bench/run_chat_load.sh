@@ -2,7 +2,7 @@
 # bench/chat_load side by side: run_chat (window, pull), the raw floors and
 # the official OpenAI Node SDK, against one `nouscli mock-server` pacing each
 # stream, pinned (client on CPU 0, server on CPU 1: CPU per token without
-# wake-up latency across idle cores) and unpinned. Prints a table. raw-relay
+# wake-up latency across idle cores) and unpinned. Prints a table. raw-watch
 # is the window backend's read relay alone (chat_load.cpp): its floor;
 # nous-stream-pull is the HTTP layer alone (no llm layer), pull backend.
 #   bench/run_chat_load.sh [STREAMS] [TOKENS_PER_STREAM] [TOKENS_PER_SECOND]
@@ -38,7 +38,7 @@ results=$(mktemp)
 trap 'stop_mock; rm -f "$results"' EXIT
 for pin in pinned unpinned; do
   for ((round = 0; round < rounds; round++)); do
-    for client in raw-epoll raw-thread raw-relay stream-pull pull window; do
+    for client in raw-epoll raw-thread raw-watch stream-pull pull window; do
       case $client in
         raw-*) args=(--client "$client") ;;
         stream-pull) args=(--client nous-stream --stream-backend pull) ;;

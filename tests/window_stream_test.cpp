@@ -691,6 +691,44 @@ TEST_CASE("a child of fork() starts readers of its own: the parent's idle ones a
     CHECK(code == 0);
 }
 
+TEST_CASE("a child of fork() starts a read watch of its own: its reader reads ahead", "[relay]") {
+    // The child tells the server, through a pipe, that it has the first
+    // event and is away; the server then sends the rest, which only the
+    // child's reader, woken by the child's watch, can read ahead.
+    int away[2];
+    REQUIRE(::pipe(away) == 0);
+    constexpr int kAhead = 3;
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        peer.send(kSseHead + chunk("data: first\n\n"));
+        pollfd told{away[0], POLLIN, 0};
+        if (::poll(&told, 1, 10000) != 1) return;
+        for (int i = 0; i < kAhead; ++i) peer.send(chunk("data: ahead\n\n"));
+        peer.send("0\r\n\r\n");
+        peer.stall();
+    });
+    {
+        // The parent's watch starts (on a server of its own: the child
+        // must not find this connection in the pool it inherits).
+        FaultServer parents(two_events_and_done);
+        expect_two_events_and_done(parents.url());
+    }
+    const int code = in_child([&] {
+        Stream s = stream(server.url(), "{}", {}, window_backend());
+        auto first = s.next();
+        if (!first || !first->is_event()) return 1;
+        const std::uint64_t before = s.stats().bytes;
+        if (::write(away[1], "x", 1) != 1) return 2;
+        // Away from next(): the bytes are read only by the reader.
+        const std::uint64_t ahead = kAhead * std::string("data: ahead\n\n").size();
+        if (!wait_until([&] { return s.stats().bytes == before + ahead; })) return 3;
+        return drain(s).size() == kAhead ? 0 : 4;
+    });
+    ::close(away[0]);
+    ::close(away[1]);
+    CHECK(code == 0);
+}
+
 TEST_CASE("a child of fork() grows a futex hash of its own, whatever the parent grew") {
     std::thread([] {}).join();  // a process gets its private hash with its second thread
     if (futex_hash_slots() <= 0) {

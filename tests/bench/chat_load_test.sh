@@ -8,7 +8,7 @@ set -euo pipefail
 chat_load=$1
 number='[0-9]+(\.[0-9]+)?'
 failed=0
-for client in raw-thread raw-epoll raw-relay window pull; do
+for client in raw-thread raw-epoll raw-watch window pull; do
   case $client in
     raw-*) args=(--client "$client") name=$client ;;
     *) args=(--stream-backend "$client") name=nous-llm-$client ;;

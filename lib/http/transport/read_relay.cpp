@@ -8,12 +8,28 @@
 
 #include "transport/read_relay.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "core/log.hpp"
+
 namespace nous::http::detail {
 
 bool ReadRelay::open(int socket_fd) noexcept {
     if (socket_fd < 0) return false;
     ReadWatch* watch = ReadWatch::get();
-    if (!watch || !watch->add(socket_fd, *this, entry_)) return false;
+    if (!watch) return false;  // said once, by ReadWatch::get()
+    if (!watch->add(socket_fd, *this, entry_)) {
+        // epoll refused the socket (fs.epoll.max_user_watches, memory):
+        // this stream runs reader-only, still correct.
+        static std::atomic<bool> told{false};
+        if (!told.exchange(true))
+            log(LogLevel::info, std::string("a window stream runs reader-only: the read watch "
+                                            "refused its socket: ") +
+                                    std::strerror(errno));
+        return false;
+    }
     watch_ = watch;
     armed_ = false;
     return true;

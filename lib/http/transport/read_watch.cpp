@@ -126,7 +126,9 @@ bool ReadWatch::add(int fd, WatchTarget& target, Entry& entry) noexcept {
     }
     // EPOLLONESHOT alone: in the watch, disarmed (no event reported).
     if (control(epoll_fd_, EPOLL_CTL_ADD, entry, EPOLLONESHOT)) return true;
+    const int refused = errno;  // the caller says why; the slot's removal may set errno
     remove(entry);
+    errno = refused;
     return false;
 }
 

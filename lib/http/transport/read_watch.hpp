@@ -35,7 +35,7 @@ class ReadWatch {
         int fd = -1;
         std::uint64_t key = 0;  ///< the table's slot and its generation
     };
-    /// Adds `fd`, disarmed. False when epoll refuses it.
+    /// Adds `fd`, disarmed. False when epoll refuses it (errno says why).
     bool add(int fd, WatchTarget& target, Entry& entry) noexcept;
     /// The socket's next bytes, or bytes already there, wake its target once.
     void arm(const Entry& entry) noexcept;
