@@ -2,6 +2,7 @@
 // the per-origin cap, and the fast write path.
 
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -263,35 +264,115 @@ TEST_CASE("a small request leaves in one send(), counted in our own write path")
     }
 }
 
-TEST_CASE("the pool cap: a caller waits for a slot, then gets pool_timeout") {
-    Config c;
-    c.pool_max_per_origin = 1;
-    configure(c);
-    std::atomic<bool> first_in{false};
-    FaultServer server([&](Peer& peer, std::uint64_t) {
+namespace {
+
+/// An origin whose one pool slot (pool_max_per_origin = 1) is held by a
+/// request its server never answers, until release().
+class HeldSlot {
+  public:
+    HeldSlot() {
+        Config c;
+        c.pool_max_per_origin = 1;
+        configure(c);
+        holder_ = std::thread([this] {
+            Options o;
+            o.cancel = &hold_;
+            o.max_retries = 0;
+            auto r = post(server_.url(), "{}", {}, o);
+            holder_cancelled_ = !r.ok() && r.error().code == ErrorCode::cancelled;
+        });
+        held_ = wait_until([&] { return first_in_.load(); });
+    }
+    ~HeldSlot() { release(); }
+    bool held() const { return held_; }
+    std::string url() const { return server_.url(); }
+    std::uint64_t connections() const { return server_.connections(); }
+    /// The holder cancelled, the config back to its defaults. True when the
+    /// holder's call ended `cancelled`.
+    bool release() {
+        if (holder_.joinable()) {
+            hold_.cancel();
+            holder_.join();
+            configure({});
+        }
+        return holder_cancelled_;
+    }
+
+  private:
+    std::atomic<bool> first_in_{false};
+    FaultServer server_{[this](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
-        first_in = true;
+        first_in_ = true;
         peer.stall();
-    });
-    CancelToken hold;
-    std::thread holder([&] {
-        Options o;
-        o.cancel = &hold;
-        o.max_retries = 0;
-        auto r = post(server.url(), "{}", {}, o);
-        CHECK(r.error().code == ErrorCode::cancelled);
-    });
-    REQUIRE(wait_until([&] { return first_in.load(); }));
+    }};
+    CancelToken hold_;
+    std::atomic<bool> holder_cancelled_{false};
+    std::thread holder_;
+    bool held_ = false;
+};
+
+/// How many times thread `tid` of this process went to sleep (its voluntary
+/// context switches, as /proc counts them).
+long sleeps_of(pid_t tid) {
+    std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+    return -1;
+}
+
+}  // namespace
+
+TEST_CASE("the pool cap: a caller waits for a slot, then gets pool_timeout") {
+    HeldSlot slot;
+    REQUIRE(slot.held());
     Options o;
     o.connect_timeout = 150ms;
     o.max_retries = 0;
-    auto r = post(server.url(), "{}", {}, o);
-    hold.cancel();
-    holder.join();
-    configure({});
+    auto r = post(slot.url(), "{}", {}, o);
+    CHECK(slot.release());
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::pool_timeout);
-    CHECK(server.connections() == 1);
+    CHECK(slot.connections() == 1);
+}
+
+TEST_CASE(
+    "a caller waiting for a pool slot sleeps until a slot or its deadline or its cancel: no "
+    "slices and a cancel ends the wait at once") {
+    HeldSlot slot;
+    REQUIRE(slot.held());
+    CancelToken waiting;
+    std::atomic<pid_t> waiter{0};
+    std::atomic<bool> returned{false};
+    std::atomic<bool> cancelled{false};  // checked on this thread: Catch2 asserts on one
+    std::thread second([&] {
+        waiter = static_cast<pid_t>(::syscall(SYS_gettid));
+        Options o;
+        o.cancel = &waiting;
+        o.connect_timeout = 60s;  // far beyond the test: only the cancel ends this wait
+        o.max_retries = 0;
+        auto r = post(slot.url(), "{}", {}, o);
+        cancelled = !r.ok() && r.error().code == ErrorCode::cancelled;
+        returned = true;
+    });
+    // Asleep in the pool's wait: its sleeps stay put while nothing happens
+    // (20 ms slices made ten in 200 ms).
+    REQUIRE(wait_until([&] {
+        const pid_t tid = waiter.load();
+        return tid != 0 && sleeping_in(tid) == SYS_futex;
+    }));
+    const long before = sleeps_of(waiter.load());
+    std::this_thread::sleep_for(200ms);  // an observation window, not a synchronisation
+    const long after = sleeps_of(waiter.load());
+    CHECK_FALSE(returned.load());
+    CHECK(after - before <= 2);
+    waiting.cancel();
+    // At once: the cancel's notify, not the 60 s deadline.
+    CHECK(wait_until([&] { return returned.load(); }, 10s));
+    second.join();
+    CHECK(cancelled.load());
+    CHECK(slot.release());
+    CHECK(slot.connections() == 1);
 }
 
 TEST_CASE("50 threads posting at once share the pool safely") {

@@ -44,14 +44,6 @@ Options windowed(std::size_t high, std::size_t low) {
     return o;
 }
 
-/// The system call thread `tid` of this process sleeps in, as /proc shows
-/// it, or -1 ("running" while it runs).
-long sleeping_in(pid_t tid) {
-    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
-    long number = -1;
-    return file >> number ? number : -1;
-}
-
 /// Thread `tid` sleeps in a read of a socket: a window stream's consumer
 /// reading for itself under the relay (reader-only, it sleeps on a futex).
 bool sleeping_in_its_read(pid_t tid) { return sleeping_in(tid) == SYS_recvfrom; }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <regex>
 #include <string>
@@ -61,6 +62,14 @@ inline int in_child(const std::function<int()>& body) {
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status)
                              : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/// The system call thread `tid` of this process sleeps in, as /proc shows
+/// it, or -1 ("running" while it runs).
+inline long sleeping_in(pid_t tid) {
+    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    long number = -1;
+    return file >> number ? number : -1;
 }
 
 inline int highest_open_fd() {

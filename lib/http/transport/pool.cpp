@@ -6,6 +6,7 @@
 
 #include <map>
 #include <new>
+#include <optional>
 #include <thread>
 
 #include "core/cancel.hpp"
@@ -187,9 +188,36 @@ std::size_t OriginPool::open_count() {
     return open_;
 }
 
+namespace {
+
+/// A checkout waiting for a slot, woken by a cancel of its token: the
+/// pool's waiters all wake, and each looks at its own token. Under the
+/// pool's lock, so that a waiter between its look at the token and its
+/// wait sees the notify.
+class SlotWaitInterrupt final : public CancelTarget {
+  public:
+    SlotWaitInterrupt(std::mutex& mutex, std::condition_variable& slot_freed)
+        : mutex_(mutex), slot_freed_(slot_freed) {}
+    void interrupt() noexcept override {
+        std::lock_guard lock(mutex_);
+        slot_freed_.notify_all();
+    }
+
+  private:
+    std::mutex& mutex_;
+    std::condition_variable& slot_freed_;
+};
+
+}  // namespace
+
 Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
                                                const CancelToken* cancel, bool allow_reuse) {
     std::vector<std::unique_ptr<Transport>> discarded;  // closed outside the lock
+    // Registered only by a checkout that must wait, and outside the pool's
+    // lock (a cancel takes the token's lock, then the pool's); unregistered
+    // after the lock is given back (declared before it).
+    SlotWaitInterrupt wake_on_cancel(mutex_, slot_freed_);
+    std::optional<CancelRegistration> cancel_wakes;
     {
         std::unique_lock lock(mutex_);
         for (;;) {
@@ -228,9 +256,16 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
                                  : ErrorCode::pool_timeout,
                              "all " + std::to_string(settings_.max_connections) +
                                  " connections to " + key_.origin.origin() + " stayed busy");
-            // Slices: a cancel has no way to notify this condition variable.
-            slot_freed_.wait_for(lock, std::min<Clock::duration>(limit - Clock::now(),
-                                                                 std::chrono::milliseconds(20)));
+            if (cancel && !cancel_wakes) {
+                lock.unlock();
+                cancel_wakes.emplace(cancel, &wake_on_cancel);
+                lock.lock();
+                continue;  // look again: a slot, or the cancel, may have come meanwhile
+            }
+            // No slices: a freed slot, a checkin, the reaper and a cancel
+            // all notify, and the deadline ends the wait. 20 ms slices woke
+            // every waiting caller 50 times a second for nothing.
+            slot_freed_.wait_until(lock, limit);
         }
         ++open_;  // the slot is ours from here: every path below frees it or hands it on
     }
