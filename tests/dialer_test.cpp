@@ -11,10 +11,12 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "fault_server.hpp"
 #include "nous/http/client.hpp"
+#include "sleeping_wait.hpp"
 #include "transport/resolver.hpp"
 
 using namespace nous::http;
@@ -213,4 +215,31 @@ TEST_CASE("IP literals resolve without a lookup, in every numeric form getaddrin
     // A name is looked up, however much it looks like hex ("cafe.be").
     CHECK_FALSE(resolve("cafe.be", 80, no_deadlines, nullptr));
     CHECK(names.lookups == 1);
+}
+
+TEST_CASE("a caller waiting for a name lookup sleeps without slices and a cancel ends the wait") {
+    // A lookup that hangs until the test lets it go: its detached thread
+    // keeps the release flag alive after the test.
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    clear_dns_cache();
+    set_resolver_for_tests(
+        [release](const std::string&, std::uint16_t, std::vector<ResolvedAddress>&) {
+            while (!release->load()) release->wait(false);
+            return EAI_NONAME;
+        });
+    const SleepingWait seen = cancel_while_asleep([](const CancelToken& token) {
+        Options o = patient();  // only the cancel ends this wait
+        o.cancel = &token;
+        auto r = post("http://slow.test:8080/", "{}", {}, o);
+        return !r.ok() && r.error().code == ErrorCode::cancelled;
+    });
+    release->store(true);
+    release->notify_all();
+    set_resolver_for_tests(nullptr);
+    clear_dns_cache();
+    CHECK(seen.asleep);
+    CHECK(seen.sleeps <= 2);
+    CHECK_FALSE(seen.woke_early);
+    CHECK(seen.ended);
+    CHECK(seen.cancelled);
 }

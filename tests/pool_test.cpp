@@ -2,7 +2,6 @@
 // the per-origin cap, and the fast write path.
 
 #include <sys/resource.h>
-#include <sys/syscall.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -17,6 +16,7 @@
 #include "nous/http/backend.hpp"
 #include "nous/http/client.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "sleeping_wait.hpp"
 #include "test_helpers.hpp"
 #include "transport/io_counters.hpp"
 
@@ -311,16 +311,6 @@ class HeldSlot {
     bool held_ = false;
 };
 
-/// How many times thread `tid` of this process went to sleep (its voluntary
-/// context switches, as /proc counts them).
-long sleeps_of(pid_t tid) {
-    std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
-    return -1;
-}
-
 }  // namespace
 
 TEST_CASE("the pool cap: a caller waits for a slot, then gets pool_timeout") {
@@ -336,41 +326,22 @@ TEST_CASE("the pool cap: a caller waits for a slot, then gets pool_timeout") {
     CHECK(slot.connections() == 1);
 }
 
-TEST_CASE(
-    "a caller waiting for a pool slot sleeps until a slot or its deadline or its cancel: no "
-    "slices and a cancel ends the wait at once") {
+TEST_CASE("a caller waiting for a pool slot sleeps without slices and a cancel ends the wait") {
     HeldSlot slot;
     REQUIRE(slot.held());
-    CancelToken waiting;
-    std::atomic<pid_t> waiter{0};
-    std::atomic<bool> returned{false};
-    std::atomic<bool> cancelled{false};  // checked on this thread: Catch2 asserts on one
-    std::thread second([&] {
-        waiter = static_cast<pid_t>(::syscall(SYS_gettid));
+    const SleepingWait seen = cancel_while_asleep([&](const CancelToken& token) {
         Options o;
-        o.cancel = &waiting;
+        o.cancel = &token;
         o.connect_timeout = 60s;  // far beyond the test: only the cancel ends this wait
         o.max_retries = 0;
         auto r = post(slot.url(), "{}", {}, o);
-        cancelled = !r.ok() && r.error().code == ErrorCode::cancelled;
-        returned = true;
+        return !r.ok() && r.error().code == ErrorCode::cancelled;
     });
-    // Asleep in the pool's wait: its sleeps stay put while nothing happens
-    // (20 ms slices made ten in 200 ms).
-    REQUIRE(wait_until([&] {
-        const pid_t tid = waiter.load();
-        return tid != 0 && sleeping_in(tid) == SYS_futex;
-    }));
-    const long before = sleeps_of(waiter.load());
-    std::this_thread::sleep_for(200ms);  // an observation window, not a synchronisation
-    const long after = sleeps_of(waiter.load());
-    CHECK_FALSE(returned.load());
-    CHECK(after - before <= 2);
-    waiting.cancel();
-    // At once: the cancel's notify, not the 60 s deadline.
-    CHECK(wait_until([&] { return returned.load(); }, 10s));
-    second.join();
-    CHECK(cancelled.load());
+    CHECK(seen.asleep);
+    CHECK(seen.sleeps <= 2);
+    CHECK_FALSE(seen.woke_early);
+    CHECK(seen.ended);  // at once: the cancel's notify, not the 60 s deadline
+    CHECK(seen.cancelled);
     CHECK(slot.release());
     CHECK(slot.connections() == 1);
 }

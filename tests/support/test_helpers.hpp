@@ -72,6 +72,16 @@ inline long sleeping_in(pid_t tid) {
     return file >> number ? number : -1;
 }
 
+/// How many times thread `tid` of this process went to sleep (its voluntary
+/// context switches, as /proc counts them), or -1.
+inline long sleeps_of(pid_t tid) {
+    std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+    return -1;
+}
+
 inline int highest_open_fd() {
     int highest = 0;
     if (DIR* dir = ::opendir("/proc/self/fd")) {

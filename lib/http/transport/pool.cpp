@@ -188,35 +188,13 @@ std::size_t OriginPool::open_count() {
     return open_;
 }
 
-namespace {
-
-/// A checkout waiting for a slot, woken by a cancel of its token: the
-/// pool's waiters all wake, and each looks at its own token. Under the
-/// pool's lock, so that a waiter between its look at the token and its
-/// wait sees the notify.
-class SlotWaitInterrupt final : public CancelTarget {
-  public:
-    SlotWaitInterrupt(std::mutex& mutex, std::condition_variable& slot_freed)
-        : mutex_(mutex), slot_freed_(slot_freed) {}
-    void interrupt() noexcept override {
-        std::lock_guard lock(mutex_);
-        slot_freed_.notify_all();
-    }
-
-  private:
-    std::mutex& mutex_;
-    std::condition_variable& slot_freed_;
-};
-
-}  // namespace
-
 Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
                                                const CancelToken* cancel, bool allow_reuse) {
     std::vector<std::unique_ptr<Transport>> discarded;  // closed outside the lock
     // Registered only by a checkout that must wait, and outside the pool's
     // lock (a cancel takes the token's lock, then the pool's); unregistered
     // after the lock is given back (declared before it).
-    SlotWaitInterrupt wake_on_cancel(mutex_, slot_freed_);
+    NotifyOnCancel wake_on_cancel(mutex_, slot_freed_);
     std::optional<CancelRegistration> cancel_wakes;
     {
         std::unique_lock lock(mutex_);

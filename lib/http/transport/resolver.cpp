@@ -191,16 +191,17 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
                      std::string("cannot start a resolver thread: ") + e.what());
     }
     const auto limit = deadlines.connect_limit();
+    // Until the lookup ends, the deadline, or a cancel, which notifies this
+    // wait (registered before the lookup's lock, and gone after it).
+    NotifyOnCancel wake_on_cancel(lookup->mutex, lookup->done_cv);
+    CancelRegistration cancel_wakes(cancel, &wake_on_cancel);
     std::unique_lock lock(lookup->mutex);
-    // Short slices so that a cancel is seen promptly without a wake-up channel.
     while (!lookup->done) {
         if (is_cancelled(cancel))
             return Error(ErrorCode::cancelled, "cancelled while resolving " + host);
-        auto now = Clock::now();
-        if (now >= limit)
+        if (Clock::now() >= limit)
             return Error(deadlines.connect_timeout_code(), "timed out resolving " + host);
-        auto slice = std::min<Clock::duration>(limit - now, std::chrono::milliseconds(20));
-        lookup->done_cv.wait_for(lock, slice);
+        lookup->done_cv.wait_until(lock, limit);
     }
     if (lookup->rc != 0)
         return Error(ErrorCode::dns_failed,
