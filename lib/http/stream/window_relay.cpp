@@ -36,7 +36,8 @@ WindowSource::Relayed WindowSource::read_relayed_holding_role(std::string_view& 
         // coming back to a gap already past it hears so at once (bytes
         // that arrived as it passed are read, not refused). Otherwise the
         // read below waits at most the idle timeout, as every read does.
-        const Expiry expiry = relay_deadlines_.expired(consumer_limit());
+        const Deadlines& deadlines = request_.deadlines();
+        const Expiry expiry = deadlines.expired(deadlines.read_limit(last_read_.load()));
         if (expiry != Expiry::not_yet && !request_.readable_now())
             return stash(end_body(error_piece(body_wait_error(expiry))));
     }
@@ -47,7 +48,6 @@ WindowSource::Relayed WindowSource::read_relayed_holding_role(std::string_view& 
     std::string_view view;
     switch (request_.read_view(view)) {
         case ResponseReader::Piece::data: {
-            ++consumer_reads_;
             // The view is the reader's buffer, which it may read into
             // once the role is given back: the piece is a copy.
             consumer_bytes_.assign(view);
@@ -192,12 +192,6 @@ void WindowSource::produce_relayed(bool bytes_buffered, std::uint32_t seen) {
                 return;
         }
     }
-}
-
-/// The deadline of the consumer's read in the relay: the idle gap from
-/// the last bytes read, or the total deadline.
-Clock::time_point WindowSource::consumer_limit() const noexcept {
-    return relay_deadlines_.read_limit(last_read_.load());
 }
 
 void WindowSource::finish_after_done() noexcept {

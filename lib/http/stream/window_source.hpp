@@ -12,7 +12,6 @@
 
 #include <concurrentqueue/concurrentqueue.h>
 
-#include <climits>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -135,10 +134,6 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// socket was armed (when nothing was buffered).
     void produce_relayed(bool bytes_buffered, std::uint32_t seen);
 
-    /// The deadline of the consumer's read in the relay: the idle gap from
-    /// the last bytes read, or the total deadline.
-    Clock::time_point consumer_limit() const noexcept;
-
     std::unique_ptr<StreamCall> call_;
     StreamSlot slot_;
     CancelToken token_;
@@ -159,7 +154,6 @@ class WindowSource final : public ChunkSource, public ViewSource {
     /// The last bytes read, or the window reopening after a park: a
     /// consumer coming back to an idle gap already past the deadline hears it at once.
     std::atomic<Clock::time_point> last_read_{};
-    std::uint64_t consumer_reads_ = 0;  ///< guarded by role_: reads the consumer made
     std::atomic<std::uint64_t> produced_{0};
     std::uint64_t consumed_ = 0;  ///< consumer thread only
     WakeWord pushed_;             ///< bumped on every push: the consumer sleeps on it
@@ -172,7 +166,6 @@ class WindowSource final : public ChunkSource, public ViewSource {
     std::string consumer_bytes_;
     std::string queued_bytes_;
     std::atomic<std::size_t> inflight_{0};
-    Deadlines relay_deadlines_;  ///< a copy made at the relay's start, read by both threads
     // One block to start (the default is six, ~50 KB a stream, most of it
     // never used at token rates); the queue grows by blocks when it must.
     moodycamel::ConcurrentQueue<Slot, WindowQueueTraits> queue_{WindowQueueTraits::BLOCK_SIZE};

@@ -4,7 +4,6 @@
 #include <thread>
 
 #include "core/limits.hpp"
-#include "core/log.hpp"
 #include "stream/window_source.hpp"
 
 namespace nous::http::detail {
@@ -159,8 +158,6 @@ void WindowSource::produce() {
     headers_.set(request_.headers());
     status_.store(request_.status());
     if (call_->window_relay && relay_.open(request_.wait_fd())) {
-        // A copy: the consumer's deadline is read without the request.
-        relay_deadlines_ = request_.deadlines();
         last_read_.store(Clock::now());
         // Bytes already there (a server often sends the first event
         // right behind the head) are read into the window before the
