@@ -126,13 +126,12 @@ void finish_structured(const ChatRequest& request, ChatResult& result) {
     result.parsed = reader.value();
 }
 
-}  // namespace
-
-Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
-                            const std::function<bool(const Delta&)>& on_delta) {
-    Observer* observer = detail::observer_of(request);
-    if (!observer) return detail::run_chat_observed(request, options, on_delta, nullptr);
-    detail::CallObservation observation(*observer);
+/// run_chat with an observer: the observation lives in this frame, apart
+/// from the unobserved call's (docs/llm.md, "Stack").
+[[gnu::noinline]] Result<ChatResult> run_chat_told(
+    const ChatRequest& request, const nous::http::Options& options,
+    const std::function<bool(const Delta&)>& on_delta, Observer& observer) {
+    detail::CallObservation observation(observer);
     observation.set_target(request);
     observation.emit(CallEvent::Kind::start);
     auto result = detail::run_chat_observed(request, options, on_delta, &observation);
@@ -140,52 +139,49 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
     return result;
 }
 
+}  // namespace
+
+Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Options& options,
+                            const std::function<bool(const Delta&)>& on_delta) {
+    if (Observer* observer = detail::observer_of(request))
+        return run_chat_told(request, options, on_delta, *observer);
+    return detail::run_chat_observed(request, options, on_delta, nullptr);
+}
+
 namespace {
 
-Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::Options& options,
-                                 const std::function<bool(const Delta&)>& on_delta,
-                                 detail::CallObservation* observation) {
-    auto call = build_chat_call(request);
-    if (!call) return call.error();
-    // A platform that signs each request (SigV4) signs each attempt anew, at its sending time.
-    const detail::WireFormat& signer = detail::wire_format(request.provider);
-    nous::http::Options signing;
-    const nous::http::Options* used = &options;
-    if (signer.signs_each_attempt(request)) {
-        signing = options;
-        signing.before_each_attempt = [&signer, &request](std::string_view, std::string_view url,
-                                                          std::string_view body, Headers& headers) {
-            HttpCall again{std::string(url), std::move(headers), std::string(body)};
-            (void)signer.sign(again,
-                              request);  // its credentials were found when the call was built
-            headers = std::move(again.headers);
-        };
-        used = &signing;
+/// A whole (unstreamed) answer: one post, parsed once.
+[[gnu::noinline]] Result<ChatResult> run_whole(const HttpCall& call, const ChatRequest& request,
+                                               const nous::http::Options& options,
+                                               const std::function<bool(const Delta&)>& on_delta,
+                                               detail::CallObservation* observation) {
+    auto response = nous::http::post(call.url, call.body, call.headers, options);
+    if (observation && (response || response.error().code == nous::http::ErrorCode::http_status))
+        observation->response_head();
+    if (!response) return provider_error(request.provider, response.error());
+    auto result = parse_chat_response(request.provider, response->body);
+    if (result) {
+        finish_structured(request, result.value());
+        result->request_id = response->request_id;
+        result->rate_limit = parse_rate_limit(response->headers);
+        result->headers = std::move(response->headers);  // the response is done with
+        price(request, result.value());
     }
-    if (!request.stream) {
-        auto response = nous::http::post(call->url, call->body, call->headers, *used);
-        if (observation &&
-            (response || response.error().code == nous::http::ErrorCode::http_status))
-            observation->response_head();
-        if (!response) return provider_error(request.provider, response.error());
-        auto result = parse_chat_response(request.provider, response->body);
-        if (result) {
-            finish_structured(request, result.value());
-            result->request_id = response->request_id;
-            result->rate_limit = parse_rate_limit(response->headers);
-            result->headers = std::move(response->headers);  // the response is done with
-            price(request, result.value());
-        }
-        if (result && on_delta) {
-            Delta whole;
-            whole.text = result->text;
-            whole.reasoning = result->reasoning.text;
-            on_delta(whole);
-        }
-        return result;
+    if (result && on_delta) {
+        Delta whole;
+        whole.text = result->text;
+        whole.reasoning = result->reasoning.text;
+        on_delta(whole);
     }
-    const detail::WireFormat& format = detail::wire_format(request.provider);
-    nous::http::Options stream_options = *used;
+    return result;
+}
+
+/// The stream opened with the wire format's decoder and content test. The
+/// options' copy lives in this frame only, not under the token loop.
+[[gnu::noinline]] nous::http::Stream open_stream(const HttpCall& call,
+                                                 const detail::WireFormat& format,
+                                                 const nous::http::Options& options) {
+    nous::http::Options stream_options = options;
     if (!stream_options.decoder) stream_options.stream_format = format.stream_format();
     if (!stream_options.is_content_event && format.has_keepalive_events()) {
         // Anthropic's `ping` events (and a Responses `keepalive`) keep the
@@ -195,13 +191,15 @@ Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::O
             return e.type != "ping" && e.type != "keepalive";
         };
     }
-    nous::http::Stream stream =
-        nous::http::stream(call->url, call->body, call->headers, stream_options);
-    TokenLoop loop(request.provider);
-    if (auto error = observation
-                         ? read_events<true>(stream, loop, request.provider, on_delta, observation)
-                         : read_events<false>(stream, loop, request.provider, on_delta, nullptr))
-        return *error;
+    return nous::http::stream(call.url, call.body, call.headers, stream_options);
+}
+
+/// The streamed message made a result once the events are read: out of the
+/// token loop's frame.
+[[gnu::noinline]] Result<ChatResult> finish_streamed(const TokenLoop& loop,
+                                                     const nous::http::Stream& stream,
+                                                     const ChatRequest& request,
+                                                     const detail::WireFormat& format) {
     ChatResult result = loop.accumulator.result();
     result.headers = stream.response_headers();  // one copy of the headers
     result.request_id = nous::http::request_id_of(result.headers);
@@ -223,6 +221,68 @@ Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::O
     return result;
 }
 
+/// A streamed answer. This frame is on the stack for the stream's whole
+/// life, under every read and the connect: it holds the token loop and
+/// little else (docs/llm.md, "Stack").
+[[gnu::noinline]] Result<ChatResult> run_streamed(const HttpCall& call, const ChatRequest& request,
+                                                  const nous::http::Options& options,
+                                                  const std::function<bool(const Delta&)>& on_delta,
+                                                  detail::CallObservation* observation) {
+    const detail::WireFormat& format = detail::wire_format(request.provider);
+    nous::http::Stream stream = open_stream(call, format, options);
+    TokenLoop loop(request.provider);
+    if (auto error = observation
+                         ? read_events<true>(stream, loop, request.provider, on_delta, observation)
+                         : read_events<false>(stream, loop, request.provider, on_delta, nullptr))
+        return *error;
+    return finish_streamed(loop, stream, request, format);
+}
+
+Result<ChatResult> run_call(const HttpCall& call, const ChatRequest& request,
+                            const nous::http::Options& options,
+                            const std::function<bool(const Delta&)>& on_delta,
+                            detail::CallObservation* observation) {
+    return request.stream ? run_streamed(call, request, options, on_delta, observation)
+                          : run_whole(call, request, options, on_delta, observation);
+}
+
+/// A platform that signs each request (SigV4) signs each attempt anew, at
+/// its sending time: the options' copy with the signing hook lives here.
+[[gnu::noinline]] Result<ChatResult> run_signed(const HttpCall& call, const ChatRequest& request,
+                                                const detail::WireFormat& signer,
+                                                const nous::http::Options& options,
+                                                const std::function<bool(const Delta&)>& on_delta,
+                                                detail::CallObservation* observation) {
+    nous::http::Options signing = options;
+    signing.before_each_attempt = [&signer, &request](std::string_view, std::string_view url,
+                                                      std::string_view body, Headers& headers) {
+        HttpCall again{std::string(url), std::move(headers), std::string(body)};
+        (void)signer.sign(again, request);  // its credentials were found when the call was built
+        headers = std::move(again.headers);
+    };
+    return run_call(call, request, signing, on_delta, observation);
+}
+
+Result<ChatResult> run_chat_once(const ChatRequest& request, const nous::http::Options& options,
+                                 const std::function<bool(const Delta&)>& on_delta,
+                                 detail::CallObservation* observation) {
+    auto call = build_chat_call(request);
+    if (!call) return call.error();
+    const detail::WireFormat& signer = detail::wire_format(request.provider);
+    if (signer.signs_each_attempt(request))
+        return run_signed(call.value(), request, signer, options, on_delta, observation);
+    return run_call(call.value(), request, options, on_delta, observation);
+}
+
+/// The call made once more after its platform dropped a cached credential:
+/// the second result's temporary lives in this cold frame.
+[[gnu::noinline, gnu::cold]] void run_again(Result<ChatResult>& result, const ChatRequest& request,
+                                            const nous::http::Options& options,
+                                            const std::function<bool(const Delta&)>& on_delta,
+                                            detail::CallObservation* observation) {
+    result = run_chat_once(request, options, on_delta, observation);
+}
+
 }  // namespace
 
 Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
@@ -234,7 +294,7 @@ Result<ChatResult> detail::run_chat_observed(const ChatRequest& request,
     // on a 401, and the call is made once more with a new one.
     if (!result && result.error().status == 401 &&
         detail::wire_format(request.provider).renew_credentials(request))
-        result = run_chat_once(request, options, on_delta, observation);
+        run_again(result, request, options, on_delta, observation);
     return result;
 }
 
