@@ -333,11 +333,18 @@ TEST_CASE("base64 vectors: 32 characters at a time and one quad at a time agree,
                 CHECK_FALSE(detail::decode_base64_floats_portable(broken, portable.data()));
             }
         }
-        std::vector<float> with_nan = values;
-        with_nan[random() % n] = std::numeric_limits<float>::quiet_NaN();
-        CHECK_FALSE(detail::decode_base64_floats(encode(with_nan), fast.data()));
-        with_nan[random() % n] = std::numeric_limits<float>::infinity();
-        CHECK_FALSE(detail::decode_base64_floats(encode(with_nan), fast.data()));
+        // A NaN or an infinity at every place: in the eight-at-a-time blocks and in the rest.
+        for (std::size_t at = 0; at < n; ++at) {
+            for (float broken_value : {std::numeric_limits<float>::quiet_NaN(),
+                                       -std::numeric_limits<float>::infinity()}) {
+                std::vector<float> broken = values;
+                broken[at] = broken_value;
+                const std::string broken_text = encode(broken);
+                INFO(n << " floats, " << broken_value << " at " << at);
+                CHECK_FALSE(detail::decode_base64_floats(broken_text, fast.data()));
+                CHECK_FALSE(detail::decode_base64_floats_portable(broken_text, portable.data()));
+            }
+        }
     }
 }
 

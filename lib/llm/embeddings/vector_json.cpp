@@ -20,9 +20,36 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
-/// Any byte below 0x20 in [p, end): eight bytes a step, no branch per byte
-/// (a base64 vector is kilobytes of string).
+#if defined(__x86_64__)
+bool has_avx2() noexcept {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+
+/// Any byte below 0x20 among the whole 32-byte blocks from `p`, which
+/// advances past them.
+__attribute__((target("avx2"))) bool control_byte_blocks_avx2(const char*& p,
+                                                              const char* end) noexcept {
+    const __m256i below_space = _mm256_set1_epi8(0x1f);
+    __m256i seen = _mm256_setzero_si256();
+    for (; end - p >= 32; p += 32) {
+        const __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        // x <= 0x1f (unsigned) exactly when max(x, 0x1f) is 0x1f.
+        seen = _mm256_or_si256(seen,
+                               _mm256_cmpeq_epi8(_mm256_max_epu8(text, below_space), below_space));
+    }
+    return !_mm256_testz_si256(seen, seen);
+}
+#endif
+
+/// Any byte below 0x20 in [p, end), with no branch per byte (a base64
+/// vector is kilobytes of string): 32 bytes a step with AVX2 (the SWAR loop
+/// alone, eight a step, was a third of a base64 response's decode), eight
+/// for the rest.
 bool has_control_byte(const char* p, const char* end) noexcept {
+#if defined(__x86_64__)
+    if (has_avx2() && control_byte_blocks_avx2(p, end)) return true;
+#endif
     constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     std::uint64_t found = 0;
     for (; end - p >= 8; p += 8) {
@@ -443,11 +470,43 @@ __attribute__((target("avx2"))) bool decode_blocks_avx2(const unsigned char*& in
     return true;
 }
 
-bool has_avx2() noexcept {
-    static const bool yes = __builtin_cpu_supports("avx2");
-    return yes;
+/// Whether any of the first count - count % 8 values is a NaN or an
+/// infinity (its exponent bits all ones), eight at a time: GCC at -O2 left
+/// the scalar loop one value a step, twice the decode's own time.
+__attribute__((target("avx2"))) bool non_finite_blocks_avx2(const float* values,
+                                                            std::size_t count) noexcept {
+    const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+    __m256i seen = _mm256_setzero_si256();
+    for (std::size_t i = 0; i + 8 <= count; i += 8) {
+        const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(values + i));
+        seen =
+            _mm256_or_si256(seen, _mm256_cmpeq_epi32(_mm256_and_si256(bits, exponent), exponent));
+    }
+    return !_mm256_testz_si256(seen, seen);
 }
+
 #endif
+
+/// A NaN or an infinity among `count` values: a broken vector, never a
+/// value to rank by. Integer compares on the bits.
+bool has_non_finite(const float* values, std::size_t count, bool simd) noexcept {
+    std::size_t from = 0;
+#if defined(__x86_64__)
+    if (simd && has_avx2()) {
+        if (non_finite_blocks_avx2(values, count)) return true;
+        from = count - count % 8;
+    }
+#else
+    (void)simd;
+#endif
+    std::uint32_t non_finite = 0;
+    for (std::size_t i = from; i < count; ++i) {
+        std::uint32_t u;
+        std::memcpy(&u, values + i, sizeof u);
+        non_finite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+    }
+    return non_finite != 0;
+}
 
 bool decode_base64_floats_with(std::string_view text, float* out, bool simd) noexcept {
     text = without_padding(text);
@@ -481,15 +540,7 @@ bool decode_base64_floats_with(std::string_view text, float* out, bool simd) noe
             std::memcpy(out + i, &u, sizeof u);
         }
     }
-    // A NaN or an infinity is a broken vector, never a value to rank by: its
-    // exponent bits are all ones. Integer compares, so the loop vectorizes.
-    std::uint32_t non_finite = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        std::uint32_t u;
-        std::memcpy(&u, out + i, sizeof u);
-        non_finite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-    }
-    return non_finite == 0;
+    return !has_non_finite(out, count, simd);
 }
 
 }  // namespace
