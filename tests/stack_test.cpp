@@ -77,20 +77,28 @@ std::size_t stack_of_chat(const std::string& base_url, const std::string& backen
 
 }  // namespace
 
-TEST_CASE("a streamed chat keeps within 10 KiB of the caller's stack") {
+TEST_CASE("a streamed chat's frames stay small on the caller's stack") {
     nous::http::MockServerOptions mock;
     mock.stream_tokens = 5;
-    nous::http::MockServer server(mock);
-    server.start();
-    const std::string backend = GENERATE("pull", "window");
+    nous::http::MockServer warm_up(mock), measured(mock);
+    warm_up.start();
+    measured.start();
+    // Pull connects and reads on the caller's thread; the window's reader
+    // connects, and the caller only sets the stream up and reads.
+    const auto [backend, limit] = GENERATE(table<std::string, std::size_t>({
+        {"pull", 9 * 1024},
+        {"window", 6 * 1024},
+    }));
     // Once first: what runs once a process (symbol binding, the config's
     // first read, the read watch's start) is not what each stream pays.
-    (void)stack_of_chat(server.base_url(), backend);
-    const std::size_t used = stack_of_chat(server.base_url(), backend);
+    // Then another origin, so that the measured call connects (a pooled
+    // connection would leave the connect's frames out).
+    (void)stack_of_chat(warm_up.base_url(), backend);
+    const std::size_t used = stack_of_chat(measured.base_url(), backend);
     INFO(backend << ": " << used << " bytes below the thread's frame");
-    // Pull connects and reads on this thread; the window's reader connects.
-    // 7.6 KiB (pull) and 7.1 KiB (window) here; 11.7 and 10.9 KiB while
-    // run_chat held its options' copies, its results and its observation
-    // in the frame under the token loop.
-    CHECK(used <= 10 * 1024);
+    // 8.3 KiB (pull) and 4.9 KiB (window) here; 14.3 and 10.9 KiB while
+    // run_chat held its options' copies, its result and the token loop in
+    // the frame under the connect, the connect held the TLS handshake's
+    // frame, and a stream's setup held a second copy of its prepared call.
+    CHECK(used <= limit);
 }

@@ -56,9 +56,15 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     // The stream's own token does the interrupting; the caller's token
     // reaches it through the handle (Stream::State::interrupt).
     call->options.cancel = nullptr;
-    auto prepared = prepare_call(url, body, headers, call->options, env, config);
-    if (!prepared) return prepared.error();
-    call->prepared = std::move(prepared.value());
+    // Prepared in place: a PreparedCall returned by value was a second
+    // copy in this frame, under which the rest of the stream's setup ran.
+    {
+        auto parsed = validate_call(url, body, headers);
+        if (!parsed) return parsed.error();
+        if (auto e = prepare_call_into(call->prepared, std::move(parsed.value()), headers,
+                                       call->options, env, config))
+            return *e;
+    }
     call->body.assign(body);
     call->headers = headers;
     call->window_relay = window_relay_wanted(env.http_window_relay);

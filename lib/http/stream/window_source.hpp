@@ -63,6 +63,14 @@ class WindowSource final : public ChunkSource, public ViewSource {
 
     void produce();
 
+    bool open_request();
+
+    void push_failure(Error e);
+
+    void produce_opened();
+
+    void reader_failed(const std::exception& e);
+
     /// Before the relay starts (no role yet: only the reader reads): one
     /// read into the window, parked on when it filled it. `more` when the
     /// stream goes on.

@@ -134,10 +134,7 @@ void WindowSource::run() {
     try {
         produce();
     } catch (const std::exception& e) {
-        Piece p;
-        p.kind = Piece::Kind::error;
-        p.error = Error(ErrorCode::protocol, std::string("stream reader failed: ") + e.what());
-        push(std::move(p));
+        reader_failed(e);
     }
     {
         // The response is over for the reader: a connection not given
@@ -150,11 +147,32 @@ void WindowSource::run() {
     reader_done_cv_.notify_all();
 }
 
+/// The reader's body threw: the consumer hears it as the stream's last
+/// piece. Out of run()'s frame, which is under the connect and every read.
+[[gnu::noinline, gnu::cold]] void WindowSource::reader_failed(const std::exception& e) {
+    push(error_piece(Error(ErrorCode::protocol, std::string("stream reader failed: ") + e.what())));
+}
+
 void WindowSource::produce() {
-    if (auto e = request_.open()) {
-        push(error_piece(std::move(*e)));
-        return;
-    }
+    if (!open_request()) return;
+    produce_opened();
+}
+
+/// The request opened on the reader's thread; false (its error queued)
+/// when it failed. The failure's piece is built in a frame of its own.
+bool WindowSource::open_request() {
+    std::optional<Error> failed = request_.open();
+    if (!failed) return true;
+    push_failure(std::move(*failed));
+    return false;
+}
+
+[[gnu::noinline]] void WindowSource::push_failure(Error e) { push(error_piece(std::move(e))); }
+
+/// After the head: the relay set up, or the plain loop, until the body's end.
+/// A frame of its own, off the stack while the connect runs (a stream's
+/// thread keeps every page it touched).
+[[gnu::noinline]] void WindowSource::produce_opened() {
     headers_.set(request_.headers());
     status_.store(request_.status());
     if (call_->window_relay && relay_.open(request_.wait_fd())) {

@@ -16,19 +16,18 @@ Result<Url> validate_call(std::string_view url, std::string_view body, const Hea
     return parsed;
 }
 
-Result<PreparedCall> prepare_call(std::string_view url, std::string_view body,
-                                  const Headers& headers, const Options& options,
-                                  const EnvSnapshot& env, const Config& config) {
-    auto parsed = validate_call(url, body, headers);
-    if (!parsed) return parsed.error();
-    return prepare_call(std::move(parsed.value()), headers, options, env, config);
-}
-
 Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options,
                                   const EnvSnapshot& env, const Config& config) {
+    PreparedCall call;
+    if (auto e = prepare_call_into(call, std::move(url), headers, options, env, config)) return *e;
+    return call;
+}
+
+std::optional<Error> prepare_call_into(PreparedCall& call, Url url, const Headers& headers,
+                                       const Options& options, const EnvSnapshot& env,
+                                       const Config& config) {
     auto proxy = proxy_for(url, env);
     if (!proxy) return proxy.error();
-    PreparedCall call;
     call.url = std::move(url);
     call.proxy = std::move(proxy.value());
     call.settings = effective_settings(options, config);
@@ -55,7 +54,7 @@ Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options
         has_idempotency_key = true;
     }
     call.has_idempotency_key = has_idempotency_key;
-    return call;
+    return std::nullopt;
 }
 
 Attempt::Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer,

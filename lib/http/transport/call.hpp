@@ -36,12 +36,13 @@ struct PreparedCall {
 /// disagrees with the body, a Transfer-Encoding. Returns the parsed URL.
 Result<Url> validate_call(std::string_view url, std::string_view body, const Headers& headers);
 
-/// validate_call, then the proxy from the environment, the settings, and the
-/// headers the library adds. `options` must outlive the prepared call.
-Result<PreparedCall> prepare_call(std::string_view url, std::string_view body,
-                                  const Headers& headers, const Options& options,
-                                  const EnvSnapshot& env, const Config& config);
-/// The same for a call that validate_call already accepted (its URL, parsed).
+/// For a call that validate_call accepted (its URL, parsed): the proxy from
+/// the environment, the settings, and the headers the library adds, into
+/// `call`. `options` must outlive the prepared call.
+std::optional<Error> prepare_call_into(PreparedCall& call, Url url, const Headers& headers,
+                                       const Options& options, const EnvSnapshot& env,
+                                       const Config& config);
+/// The same, returned.
 Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options& options,
                                   const EnvSnapshot& env, const Config& config);
 

@@ -29,42 +29,13 @@ std::chrono::microseconds since(Clock::time_point start) {
     return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Connection>> open_connection(
-    const ConnectionKey& key, Context::Ptr tls_context, Poco::Net::Session::Ptr tls_session,
-    const Deadlines& deadlines, const CancelToken* cancel, ConnectTimings& timings) {
-    std::optional<Url> proxy;
-    if (!key.proxy.empty()) {
-        auto parsed = parse_url(key.proxy);
-        if (!parsed) return parsed.error();
-        proxy = std::move(parsed.value());
-    }
-    const Url& peer = proxy ? *proxy : key.origin;
-    auto t0 = Clock::now();
-    auto addresses = resolve(peer.host, peer.port, deadlines, cancel);
-    timings.resolve = since(t0);
-    if (!addresses) return addresses.error();
-
-    auto t1 = Clock::now();
-    auto connected = dial(addresses.value(), SocketSetup{key.receive_buffer_bytes, key.tcp_nodelay},
-                          peer.host + ":" + std::to_string(peer.port), deadlines, cancel);
-    if (!connected) {
-        // Every cached address failed: the next attempt resolves the name
-        // afresh instead of trying the same dead addresses for the cache's TTL.
-        if (connected.error().code != ErrorCode::cancelled) forget_resolution(peer.host, peer.port);
-        return connected.error();
-    }
-    timings.connect = since(t1);
-    StreamSocket socket = connected.value();
-    int fd = socket.impl()->sockfd();
-    SocketRegistration registration(cancel, fd);
-
-    if (proxy && key.origin.https) {
-        if (auto e = open_tunnel(socket, key, *proxy, deadlines, cancel)) return *e;
-    }
-    if (!key.origin.https) return std::make_unique<Connection>(socket, nullptr, proxy.has_value());
-
+/// The TLS handshake on a connected socket, in a frame of its own: a
+/// plain connection's open never has it (nor its error paths' temporaries)
+/// on the stack, and a stream's thread keeps every page it touched.
+[[gnu::noinline]] Result<std::unique_ptr<Connection>> handshake(
+    StreamSocket& socket, int fd, const ConnectionKey& key, Context::Ptr tls_context,
+    Poco::Net::Session::Ptr tls_session, const Deadlines& deadlines, const CancelToken* cancel,
+    ConnectTimings& timings, bool via_proxy) {
     // POCO's handshake writes through OpenSSL's socket BIO, without
     // MSG_NOSIGNAL; so does the close of a socket whose handshake failed
     // (docs/design/poco-traps.md#sigpipe).
@@ -101,7 +72,7 @@ Result<std::unique_ptr<Connection>> open_connection(
             return Error(ErrorCode::tls_failed,
                          "TLS with " + key.origin.host +
                              ": the handshake's SSL object was not seen (context without capture)");
-        auto connection = std::make_unique<Connection>(secure, capture.ssl(), proxy.has_value());
+        auto connection = std::make_unique<Connection>(secure, capture.ssl(), via_proxy);
         if (!connection->take_over_tls())
             return Error(ErrorCode::tls_failed,
                          "TLS with " + key.origin.host + ": cannot allocate an OpenSSL BIO");
@@ -123,6 +94,46 @@ Result<std::unique_ptr<Connection>> open_connection(
         return Error(ErrorCode::tls_failed,
                      "TLS handshake with " + key.origin.host + " failed: " + e.displayText());
     }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> open_connection(
+    const ConnectionKey& key, Context::Ptr tls_context, Poco::Net::Session::Ptr tls_session,
+    const Deadlines& deadlines, const CancelToken* cancel, ConnectTimings& timings) {
+    std::optional<Url> proxy;
+    if (!key.proxy.empty()) {
+        auto parsed = parse_url(key.proxy);
+        if (!parsed) return parsed.error();
+        proxy = std::move(parsed.value());
+    }
+    const Url& peer = proxy ? *proxy : key.origin;
+    auto t0 = Clock::now();
+    auto addresses = resolve(peer.host, peer.port, deadlines, cancel);
+    timings.resolve = since(t0);
+    if (!addresses) return addresses.error();
+
+    auto t1 = Clock::now();
+    auto connected = dial(addresses.value(), SocketSetup{key.receive_buffer_bytes, key.tcp_nodelay},
+                          peer.host + ":" + std::to_string(peer.port), deadlines, cancel);
+    if (!connected) {
+        // Every cached address failed: the next attempt resolves the name
+        // afresh instead of trying the same dead addresses for the cache's TTL.
+        if (connected.error().code != ErrorCode::cancelled) forget_resolution(peer.host, peer.port);
+        return connected.error();
+    }
+    timings.connect = since(t1);
+    StreamSocket socket = connected.value();
+    int fd = socket.impl()->sockfd();
+    SocketRegistration registration(cancel, fd);
+
+    if (proxy && key.origin.https) {
+        if (auto e = open_tunnel(socket, key, *proxy, deadlines, cancel)) return *e;
+    }
+    if (!key.origin.https) return std::make_unique<Connection>(socket, nullptr, proxy.has_value());
+
+    return handshake(socket, fd, key, std::move(tls_context), std::move(tls_session), deadlines,
+                     cancel, timings, proxy.has_value());
 }
 
 Result<std::unique_ptr<Transport>> PocoConnector::connect(const Deadlines& deadlines,

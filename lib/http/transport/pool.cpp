@@ -188,8 +188,8 @@ std::size_t OriginPool::open_count() {
     return open_;
 }
 
-Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
-                                               const CancelToken* cancel, bool allow_reuse) {
+[[gnu::noinline]] Result<OriginPool::Lease> OriginPool::reuse_or_take_slot(
+    const Deadlines& deadlines, const CancelToken* cancel, bool allow_reuse) {
     std::vector<std::unique_ptr<Transport>> discarded;  // closed outside the lock
     // Registered only by a checkout that must wait, and outside the pool's
     // lock (a cancel takes the token's lock, then the pool's); unregistered
@@ -247,7 +247,17 @@ Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
         }
         ++open_;  // the slot is ours from here: every path below frees it or hands it on
     }
-    discarded.clear();
+    return Lease{};
+}
+
+Result<OriginPool::Lease> OriginPool::checkout(const Deadlines& deadlines,
+                                               const CancelToken* cancel, bool allow_reuse) {
+    {
+        auto taken = reuse_or_take_slot(deadlines, cancel, allow_reuse);
+        if (!taken) return taken.error();
+        if (taken.value().transport) return std::move(taken.value());
+    }
+    // A slot is ours: every path below frees it or hands it on.
     Lease lease;
     Result<std::unique_ptr<Transport>> opened = Error(ErrorCode::connect_failed, "not connected");
     try {

@@ -49,6 +49,12 @@ class OriginPool {
     void renew_lock_in_child();
 
   private:
+    /// checkout()'s first half: an idle live connection (a lease with its
+    /// transport), a slot taken for a new one (a lease without), or the
+    /// wait's failure. A frame of its own: the wait's state is off the
+    /// stack while the new connection is opened.
+    Result<Lease> reuse_or_take_slot(const Deadlines& deadlines, const CancelToken* cancel,
+                                     bool allow_reuse);
     void release_slot();
 
     const ConnectionKey key_;

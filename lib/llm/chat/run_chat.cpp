@@ -230,7 +230,10 @@ namespace {
                                                   detail::CallObservation* observation) {
     const detail::WireFormat& format = detail::wire_format(request.provider);
     nous::http::Stream stream = open_stream(call, format, options);
-    TokenLoop loop(request.provider);
+    // On the heap: under the loop's frame the connect runs (a pull stream
+    // opens at its first read), and 1.4 KB there was a stack page more a stream.
+    const auto owned_loop = std::make_unique<TokenLoop>(request.provider);
+    TokenLoop& loop = *owned_loop;
     if (auto error = observation
                          ? read_events<true>(stream, loop, request.provider, on_delta, observation)
                          : read_events<false>(stream, loop, request.provider, on_delta, nullptr))
