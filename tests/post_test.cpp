@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include "nous/http/client.hpp"
 #include "nous/http/testing.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "sleeping_wait.hpp"
 #include "test_helpers.hpp"
 #include "transport/io_counters.hpp"
 
@@ -444,6 +446,23 @@ TEST_CASE("a 1 MiB request body arrives whole, in large writes", "[pooled]") {
 }
 
 // ---- regressions found by the hostile-server review (each named after its finding) ----
+
+TEST_CASE("CancelWakeup: a wait of the application's own sleeps until the token's cancel") {
+    std::mutex mutex;
+    std::condition_variable waiters;
+    const auto seen = nous::test::cancel_while_asleep([&](const CancelToken& token) {
+        CancelWakeup wake_on_cancel(&token, mutex, waiters);
+        std::unique_lock lock(mutex);
+        // No deadline and no slice: only the cancel's notify can end it.
+        waiters.wait(lock, [&] { return token.cancelled(); });
+        return true;
+    });
+    CHECK(seen.asleep);
+    CHECK(seen.sleeps <= 2);
+    CHECK_FALSE(seen.woke_early);
+    CHECK(seen.ended);
+    CancelWakeup without_token(nullptr, mutex, waiters);  // wakes nothing, holds nothing
+}
 
 TEST_CASE("a shared CancelToken cancels one call: it must cancel every call that holds it") {
     std::atomic<int> stalled{0};

@@ -18,6 +18,7 @@
 #include "nous/llm/detail/router_access.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "redis_server.hpp"
+#include "sleeping_wait.hpp"
 
 using namespace nous::llm;
 using nous::http::ErrorCode;
@@ -764,6 +765,52 @@ TEST_CASE("a full max_concurrency waits for a call to end, even with the fallbac
     REQUIRE(*second);
     CHECK(a.requests == 2);
     CHECK(b.requests == 0);
+}
+
+TEST_CASE("a call waiting for a deployment sleeps until woken, and a cancel ends the wait") {
+    CountingMock a;
+    RouterConfig config;
+    config.deployments = {a.deployment("only")};
+    config.deployments[0].max_concurrency = 1;
+    config.queue_timeout = 120s;  // the cancel, not the deadline, ends the wait
+    auto router = router_of(config);
+
+    // The deployment's one slot is held by a call parked in its callback.
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool holding = false, let_go = false;
+    std::thread holder([&] {
+        auto held = router->chat(hello(), {}, [&](const Delta&) {
+            std::unique_lock lock(mutex);
+            holding = true;
+            changed.notify_all();
+            changed.wait(lock, [&] { return let_go; });
+            return true;
+        });
+        (void)held;
+    });
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return holding; });
+    }
+    const auto seen = nous::test::cancel_while_asleep([&](const nous::http::CancelToken& token) {
+        nous::http::Options options;
+        options.cancel = &token;
+        auto result = router->chat(hello(), options);
+        return !result && result.error().code == nous::http::ErrorCode::cancelled;
+    });
+    {
+        std::lock_guard lock(mutex);
+        let_go = true;
+    }
+    changed.notify_all();
+    holder.join();
+    CHECK(seen.asleep);
+    // Asleep until woken: with 50 ms slices it slept four times in 200 ms.
+    CHECK(seen.sleeps <= 2);
+    CHECK_FALSE(seen.woke_early);
+    CHECK(seen.ended);
+    CHECK(seen.cancelled);
 }
 
 TEST_CASE("a Redis password: AUTH sent, the counts shared, the password never printed") {

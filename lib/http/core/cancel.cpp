@@ -35,4 +35,18 @@ CancelRegistration::~CancelRegistration() {
 }
 
 }  // namespace detail
+
+struct CancelWakeup::Registration {
+    Registration(const CancelToken* token, std::mutex& mutex, std::condition_variable& waiters)
+        : notify(mutex, waiters), registration(token, &notify) {}
+    detail::NotifyOnCancel notify;
+    detail::CancelRegistration registration;  ///< after `notify`: it goes first
+};
+
+CancelWakeup::CancelWakeup(const CancelToken* token, std::mutex& mutex,
+                           std::condition_variable& waiters)
+    : registration_(token ? std::make_unique<Registration>(token, mutex, waiters) : nullptr) {}
+
+CancelWakeup::~CancelWakeup() = default;
+
 }  // namespace nous::http

@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +93,25 @@ class CancelToken {
     // read, and a stream's own token lives among the stream's other hot state.
     std::atomic<bool> cancelled_{false};
     std::unique_ptr<State> state_;  ///< the targets a cancel interrupts
+};
+
+/// While it lives, a cancel of `token` wakes the waiters of `waiters`: a
+/// wait of the application's own (for a slot, a budget) sleeps until its
+/// condition, its deadline or the cancel, and needs no slices to see the
+/// cancel. The waiters are notified under `mutex`, so a waiter between its
+/// look at `token->cancelled()` and its wait is not missed. Create it
+/// before locking `mutex` (a cancel takes the token's lock, then `mutex`);
+/// created after the cancel, it notifies at once. A null token wakes nothing.
+class CancelWakeup {
+  public:
+    CancelWakeup(const CancelToken* token, std::mutex& mutex, std::condition_variable& waiters);
+    ~CancelWakeup();
+    CancelWakeup(const CancelWakeup&) = delete;
+    CancelWakeup& operator=(const CancelWakeup&) = delete;
+
+  private:
+    struct Registration;
+    std::unique_ptr<Registration> registration_;  ///< none without a token
 };
 
 /// Per-call options. Unset optionals fall back to the app Config, then defaults::.
