@@ -40,7 +40,9 @@ for streams in "${counts[@]}"; do
       start_mock "$build/tools/nouscli" --tokens "$tokens" --tokens-per-second "$rate" \
         --max-connections 20000
       taskset -pc 1 "$MOCK_PID" >/dev/null
-      row=$(taskset -c 0 "${cmd[@]}" --url-base "$MOCK_URL" --streams "$streams" 2>"$errors")
+      # A run that fails is shown as one, not the end of the table.
+      row=$(taskset -c 0 "${cmd[@]}" --url-base "$MOCK_URL" --streams "$streams" 2>"$errors") ||
+        row="{\"us_per_token\":0,\"tokens\":0,\"errors\":$streams,\"peak_rss_kb\":0}"
       stop_mock
       ttft=$(grep -o 'p50 [0-9.]* ms, p99 [0-9.]* ms' "$errors" || echo "-")
       echo "$streams $client $round|$ttft|$row" | tee -a "$results" >&2  # progress on stderr

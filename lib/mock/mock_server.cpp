@@ -253,8 +253,11 @@ void MockServer::start() {
         ::close(fd);
         throw std::runtime_error("mock server: bad bind address " + impl_->options.bind_address);
     }
+    // The kernel's largest accept queue (net.core.somaxconn caps it): with
+    // 512, 10,000 clients connecting at once overflowed it, their SYNs were
+    // dropped and resent with backoff, and some gave up (bench/run_scale.sh).
     if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd, 512) != 0) {
+        ::listen(fd, SOMAXCONN) != 0) {
         std::string why = std::strerror(errno);
         ::close(fd);
         throw std::runtime_error("mock server: cannot listen on " + impl_->options.bind_address +

@@ -20,7 +20,8 @@ start_mock() {
 }
 
 stop_mock() {
-  [ -n "${MOCK_PID:-}" ] && { kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; }
+  # A mock that ended by the signal (or had ended) is stopped all the same.
+  [ -n "${MOCK_PID:-}" ] && { kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null || true; }
   [ -n "${MOCK_LOG:-}" ] && rm -f "$MOCK_LOG"
   MOCK_PID=""
 }
