@@ -36,10 +36,30 @@ CancelRegistration::~CancelRegistration() {
 
 }  // namespace detail
 
+namespace {
+
+/// A cancel notifies the waiters under their mutex, so a waiter between its
+/// look at the token and its wait sees it (CancelWakeup's contract).
+class NotifyOnCancel final : public detail::CancelTarget {
+  public:
+    NotifyOnCancel(std::mutex& mutex, std::condition_variable& waiters)
+        : mutex_(mutex), waiters_(waiters) {}
+    void interrupt() noexcept override {
+        std::lock_guard lock(mutex_);
+        waiters_.notify_all();
+    }
+
+  private:
+    std::mutex& mutex_;
+    std::condition_variable& waiters_;
+};
+
+}  // namespace
+
 struct CancelWakeup::Registration {
     Registration(const CancelToken* token, std::mutex& mutex, std::condition_variable& waiters)
         : notify(mutex, waiters), registration(token, &notify) {}
-    detail::NotifyOnCancel notify;
+    NotifyOnCancel notify;
     detail::CancelRegistration registration;  ///< after `notify`: it goes first
 };
 

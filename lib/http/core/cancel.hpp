@@ -6,7 +6,6 @@
 // their socket down (docs/design/poco-traps.md#cross-thread-cancel).
 
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
 #include <vector>
 
@@ -40,25 +39,6 @@ struct CancelAccess {
 };
 
 inline bool is_cancelled(const CancelToken* token) noexcept { return token && token->cancelled(); }
-
-/// Wakes the waiters of a condition variable at a cancel, so that each looks
-/// at its token again: a wait needs no slices to see a cancel. The notify
-/// is made under the waiters' mutex, so a waiter between its look at the
-/// token and its wait sees it. Register it before taking that mutex (a
-/// cancel takes the token's lock, then this one).
-class NotifyOnCancel final : public CancelTarget {
-  public:
-    NotifyOnCancel(std::mutex& mutex, std::condition_variable& waiters)
-        : mutex_(mutex), waiters_(waiters) {}
-    void interrupt() noexcept override {
-        std::lock_guard lock(mutex_);
-        waiters_.notify_all();
-    }
-
-  private:
-    std::mutex& mutex_;
-    std::condition_variable& waiters_;
-};
 
 /// Registers `target` with the token for the lifetime of this object. If the
 /// token is already cancelled, the target is interrupted at once. A null token

@@ -194,8 +194,7 @@ std::size_t OriginPool::open_count() {
     // Registered only by a checkout that must wait, and outside the pool's
     // lock (a cancel takes the token's lock, then the pool's); unregistered
     // after the lock is given back (declared before it).
-    NotifyOnCancel wake_on_cancel(mutex_, slot_freed_);
-    std::optional<CancelRegistration> cancel_wakes;
+    std::optional<CancelWakeup> wake_on_cancel;
     {
         std::unique_lock lock(mutex_);
         for (;;) {
@@ -234,9 +233,9 @@ std::size_t OriginPool::open_count() {
                                  : ErrorCode::pool_timeout,
                              "all " + std::to_string(settings_.max_connections) +
                                  " connections to " + key_.origin.origin() + " stayed busy");
-            if (cancel && !cancel_wakes) {
+            if (cancel && !wake_on_cancel) {
                 lock.unlock();
-                cancel_wakes.emplace(cancel, &wake_on_cancel);
+                wake_on_cancel.emplace(cancel, mutex_, slot_freed_);
                 lock.lock();
                 continue;  // look again: a slot, or the cancel, may have come meanwhile
             }

@@ -193,8 +193,7 @@ Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint1
     const auto limit = deadlines.connect_limit();
     // Until the lookup ends, the deadline, or a cancel, which notifies this
     // wait (registered before the lookup's lock, and gone after it).
-    NotifyOnCancel wake_on_cancel(lookup->mutex, lookup->done_cv);
-    CancelRegistration cancel_wakes(cancel, &wake_on_cancel);
+    CancelWakeup wake_on_cancel(cancel, lookup->mutex, lookup->done_cv);
     std::unique_lock lock(lookup->mutex);
     while (!lookup->done) {
         if (is_cancelled(cancel))
