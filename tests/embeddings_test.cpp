@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "llm/embeddings/base64_floats.hpp"
 #include "llm/embeddings/body_reader.hpp"
 #include "llm/embeddings/embedding_format.hpp"
 #include "llm/embeddings/vector_json.hpp"

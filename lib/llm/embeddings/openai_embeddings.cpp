@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "embeddings/base64_floats.hpp"
 #include "embeddings/embedding_format.hpp"
 
 namespace nous::llm::detail {

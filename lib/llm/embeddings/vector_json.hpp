@@ -1,11 +1,11 @@
 #pragma once
 // The pieces of an embeddings response that carry its numbers, read straight
 // into the rows they belong to (nous_llm internal): a cursor over JSON text
-// that reads the few members it wants and skips the rest, a base64 string of
-// little-endian float32 decoded in one pass, and a float array parsed number
-// by number with std::from_chars (the float nearest the decimal, which a
+// that reads the few members it wants and skips the rest, and a float array
+// parsed number by number with std::from_chars (the float nearest the decimal, which a
 // double parsed and then rounded is not always). No DOM, no string or vector
-// per row. docs/embeddings.md, "Decoding".
+// per row; a base64 string is base64_floats.hpp's. docs/embeddings.md,
+// "Decoding".
 
 #include <cstddef>
 #include <cstdint>
@@ -80,19 +80,5 @@ class JsonCursor {
 /// nullptr when it is no JSON number or overflows a float (an underflow is
 /// the nearest float, 0 or subnormal).
 const char* parse_json_float(const char* p, const char* end, float& out) noexcept;
-
-/// The float32 values a base64 string (padded or not) holds; false when its
-/// length is no whole number of them.
-bool base64_float_count(std::string_view text, std::size_t& count) noexcept;
-/// Decodes `text` (base64 of little-endian float32) into `out`, which holds
-/// base64_float_count() values; false on a byte outside the alphabet or a
-/// value that is not finite.
-/// Where the CPU has AVX2, 32 characters are decoded at a time.
-bool decode_base64_floats(std::string_view text, float* out) noexcept;
-/// The same, a quad at a time on every CPU (what the AVX2 path is tested against).
-bool decode_base64_floats_portable(std::string_view text, float* out) noexcept;
-/// A base64 string's JSON escapes (`\/`, `\u00XX`) undone into `out`; false
-/// for an escape no base64 text can hold.
-bool unescape_base64(std::string_view raw, std::string& out);
 
 }  // namespace nous::llm::detail
