@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # bench/chat_load at many concurrent streams (docs/BENCHMARKS.md, "Scale"):
-# the raw thread floor, pull, the window with its read relay and the window
-# reader-only (NOUS_HTTP_WINDOW_RELAY=off), each against a fresh `nouscli
-# mock-server` pinned to CPU 1 (a mock reused over many large runs ended
-# with errors), the client pinned to CPU 0, clients in turn round after
-# round. Prints a table: µs of CPU a token (median, lowest-highest), each
+# the raw thread floor, the relay's floor (raw-watch: the window's threads
+# and system calls with nothing of the library), pull, the window with its
+# read relay and the window reader-only (NOUS_HTTP_WINDOW_RELAY=off), each
+# against a fresh `nouscli mock-server` pinned to CPU 1 (a mock reused over
+# many large runs ended with errors), the client pinned to CPU 0, clients in
+# turn round after round. Prints a table: µs of CPU a token (median, lowest-highest), each
 # run's ratio to the raw thread's run of the same round, peak RSS a stream,
 # and the time to first token (p50 / p99, chat_load's stderr). Each run's
 # line goes to stderr as it ends.
 #   bench/run_scale.sh [TOKENS_PER_STREAM] [TOKENS_PER_SECOND] STREAMS...
-#   ROUNDS=N (default 3). Needs a build (make build). Raises the soft
+#   ROUNDS=N (default 3); CLIENTS="raw-thread pull ..." runs some of them
+#   (the ratios need raw-thread). Needs a build (make build). Raises the soft
 #   descriptor limit to 20,000 (the hard limit must allow it) and both
 #   library caps to 12,000 through NOUS_HTTP_CONFIG.
 set -euo pipefail
@@ -31,9 +33,9 @@ trap 'stop_mock; rm -f "$config" "$results" "$errors"' EXIT
 echo "# N streams x $tokens tokens at $rate tokens/s each; $rounds rounds in turn"
 for streams in "${counts[@]}"; do
   for ((round = 0; round < rounds; round++)); do
-    for client in raw-thread pull window reader-only; do
+    for client in ${CLIENTS:-raw-thread raw-watch pull window reader-only}; do
       case $client in
-        raw-thread) cmd=("$build/bench/chat_load" --client raw-thread) ;;
+        raw-thread | raw-watch) cmd=("$build/bench/chat_load" --client "$client") ;;
         reader-only) cmd=(env NOUS_HTTP_WINDOW_RELAY=off "$build/bench/chat_load" --stream-backend window) ;;
         *) cmd=("$build/bench/chat_load" --stream-backend "$client") ;;
       esac
