@@ -20,7 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <deque>
+#include <list>
 
 #include "codec/decoders.hpp"
 
@@ -243,8 +243,10 @@ class AwsEventStreamDecoder final : public detail::CountingDecoder, public detai
     const std::size_t cap_;
     std::string held_;  ///< a message cut by the last piece
     std::string read_;  ///< the held bytes the last feed read: its views point here
-    std::deque<std::string> prefixed_types_;  ///< "exception:..." types of the last feed's views
-    std::vector<EventView> views_;            ///< feed()'s, before they are copied out
+    /// "exception:..." types of the last feed's views. A list: a deque
+    /// allocates a 512-byte block and its map even empty.
+    std::list<std::string> prefixed_types_;
+    std::vector<EventView> views_;  ///< feed()'s, before they are copied out
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <deque>
+#include <list>
 #include <utility>
 
 #include "codec/decoders.hpp"
@@ -136,7 +136,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
   private:
     /// Views of the previous call are void now: drop what kept them alive.
     /// Only when there is any: a token's wake-up finds the decoder cold, and
-    /// the deques' own fields were cache misses on every call.
+    /// the lists' own fields were cache misses on every call.
     void drop_previous_views() {
         if (!views_hold_storage_) return;
         owned_.clear();
@@ -307,7 +307,7 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
         } else if (field == "id") {
             // Stored once; events share it (an id may be as long as the line cap).
             if (value.find('\0') == std::string_view::npos) {
-                last_id_ = &ids_.emplace_back(value);  // a deque's growth moves no element
+                last_id_ = &ids_.emplace_back(value);  // a list's growth moves no element
                 views_hold_storage_ = true;  // the older ids may be in views until the next call
             }
         } else if (field == "retry") {
@@ -388,19 +388,23 @@ class SseDecoder final : public detail::SseScanner, public detail::LazyViewDecod
     std::string_view lazy_;     ///< the input begin() took (LazyViewDecoder)
     std::size_t lazy_pos_ = 0;  ///< where next_plain goes on
     /// ids_.back(), the last event ID: read here rather than through the
-    /// deque's end iterator, which lies in a line of its own beyond them.
+    /// list's end, which lies in a line of its own beyond them.
     const EventId* last_id_ = nullptr;
     std::optional<Milliseconds> retry_;
     std::string line_;  ///< a partial line carried over from the previous input
     std::string event_type_;
     // The rest: events of several lines or carried over, names, errors.
+    // Lists, not deques: views of their elements stay valid as they grow
+    // either way, but a deque allocates a 512-byte block and its map even
+    // empty, 1.7 KB a stream for three that hold one ID and, at most times,
+    // nothing else (docs/BENCHMARKS.md, "Scale").
     /// The event IDs (last_id_ is the last); older ones live until the next feed_views.
-    std::deque<EventId> ids_;
+    std::list<EventId> ids_;
     std::string_view data_view_;  ///< the event's one data line, inside the current input
     std::string data_;  ///< the event's data when it is ours (several lines, or carried over)
-    std::deque<std::string> types_;  ///< interned event types: views of them stay valid
-    std::deque<std::string> owned_;  ///< storage of the views handed out by the last feed_views
-    std::optional<Error> error_;     ///< set when process_line returns false
+    std::list<std::string> types_;  ///< interned event types: views of them stay valid
+    std::list<std::string> owned_;  ///< storage of the views handed out by the last feed_views
+    std::optional<Error> error_;    ///< set when process_line returns false
 };
 
 }  // namespace
