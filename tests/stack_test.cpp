@@ -3,18 +3,22 @@
 // stack page it ever touched: the deepest point of a call is memory paid for
 // the stream's whole life (docs/llm.md, "Stack"). Measured, not timed: the
 // call runs on a thread whose stack is painted first, and the deepest byte
-// that changed is how far it went. Normal builds only: sanitizers make every
-// frame larger.
+// that changed is how far it went. And a reader thread gives back the pages
+// its connect took (reader_thread.hpp). Normal builds only: sanitizers make
+// every frame larger, and keep their stacks.
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "nous/llm/chat.hpp"
 #include "nous/mock/mock_server.hpp"
+#include "stream/reader_thread.hpp"
 
 namespace {
 
@@ -101,4 +105,57 @@ TEST_CASE("a streamed chat's frames stay small on the caller's stack") {
     // the frame under the connect, the connect held the TLS handshake's
     // frame, and a stream's setup held a second copy of its prepared call.
     CHECK(used <= limit);
+}
+
+namespace {
+
+/// Whether the page holding `address` is in memory.
+bool resident(std::uintptr_t address) {
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    unsigned char in_core = 0;
+    REQUIRE(::mincore(reinterpret_cast<void*>(address & ~(page - 1)), page, &in_core) == 0);
+    return (in_core & 1) != 0;
+}
+
+/// Touches 24 KiB of stack below the caller's frame, as a connect does;
+/// the lowest address it wrote.
+[[gnu::noinline]] std::uintptr_t touch_deep_stack() {
+    volatile char deep[24 * 1024];
+    for (std::size_t i = 0; i < sizeof deep; i += 256) deep[i] = 1;
+    return reinterpret_cast<std::uintptr_t>(&deep[0]);
+}
+
+struct StackPages {
+    bool deep_before = false, deep_after = false, own_frame_after = false;
+};
+
+StackPages release_after_deep_call() {
+    StackPages pages;
+    volatile char own = 0;
+    const std::uintptr_t deepest = touch_deep_stack();
+    pages.deep_before = resident(deepest);
+    nous::http::detail::release_reader_stack_below_caller();
+    own = 1;
+    pages.deep_after = resident(deepest);
+    pages.own_frame_after = resident(reinterpret_cast<std::uintptr_t>(&own));
+    return pages;
+}
+
+}  // namespace
+
+TEST_CASE("a reader gives back the stack pages its connect took, and only a reader does") {
+    SECTION("on a reader thread the pages below the caller's frame go") {
+        StackPages pages;
+        nous::http::detail::ReaderThread reader;
+        reader.start([&] { pages = release_after_deep_call(); });
+        reader.join();
+        CHECK(pages.deep_before);
+        CHECK_FALSE(pages.deep_after);
+        CHECK(pages.own_frame_after);
+    }
+    SECTION("on any other thread nothing is released") {
+        const StackPages pages = release_after_deep_call();
+        CHECK(pages.deep_before);
+        CHECK(pages.deep_after);
+    }
 }

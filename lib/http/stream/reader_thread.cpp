@@ -5,11 +5,14 @@
 #include "stream/reader_thread.hpp"
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <system_error>
 #include <vector>
@@ -166,8 +169,24 @@ class ReaderPool {
         std::chrono::milliseconds(limits::reader_idle_expiry).count()};
 };
 
+/// The lowest address of the calling reader thread's stack; 0 off a reader.
+thread_local std::uintptr_t reader_stack_low = 0;
+
+void note_reader_stack() noexcept {
+#ifndef NOUS_SANITIZED
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
+    void* low = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &low, &size) == 0)
+        reader_stack_low = reinterpret_cast<std::uintptr_t>(low);
+    pthread_attr_destroy(&attributes);
+#endif
+}
+
 void* reader_main(void* argument) {
     auto* worker = static_cast<ReaderWorker*>(argument);
+    note_reader_stack();
     // POCO and OpenSSL write without MSG_NOSIGNAL: a peer's reset must not
     // kill the process.
     block_sigpipe_on_this_thread();
@@ -213,6 +232,20 @@ std::uint64_t hand_over(ReaderWorker* worker, std::function<void()> body) {
 }
 
 }  // namespace
+
+// Not inlined: its own frame is the one below the caller's, and only what
+// lies under it is released.
+[[gnu::noinline]] void release_reader_stack_below_caller() noexcept {
+    if (reader_stack_low == 0) return;
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    // This frame and the madvise call's own few bytes lie within the margin
+    // under the frame's address: the page that holds them is kept.
+    constexpr std::uintptr_t margin = 256;
+    const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    const std::uintptr_t end = (here - margin) & ~(page - 1);
+    if (end <= reader_stack_low) return;
+    ::madvise(reinterpret_cast<void*>(reader_stack_low), end - reader_stack_low, MADV_DONTNEED);
+}
 
 void ReaderThread::start(std::function<void()> body) {
     ReaderPool& pool = ReaderPool::instance();

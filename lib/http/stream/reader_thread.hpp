@@ -39,6 +39,15 @@ class ReaderThread {
     std::uint64_t job_ = 0;  ///< the worker's job number for this body
 };
 
+/// Gives the calling reader's stack pages below the caller's frame back to
+/// the kernel (they read as zeros if touched again). A stream's reader goes
+/// deepest in its connect and its head, and every page a thread touched stays
+/// resident for as long as the thread lives: called after the head, the
+/// connect's pages are not paid for the stream's whole life. A no-op off a
+/// reader thread and in sanitizer builds. docs/design/backpressure.md "The
+/// reader threads".
+void release_reader_stack_below_caller() noexcept;
+
 /// What the readers did so far, for tests and benchmarks.
 struct ReaderCounts {
     std::uint64_t threads_started = 0;  ///< threads created for readers

@@ -24,6 +24,14 @@ struct StreamCall {
     /// The window's read relay, unless NOUS_HTTP_WINDOW_RELAY=off (reader-only:
     /// for diagnosis, and for the tests of that mode).
     bool window_relay = true;
+
+    /// After a 2xx head: the request is never sent again (a stream's
+    /// retries all come before its head), so its body and headers go. A
+    /// long conversation's body was otherwise held for the stream's life.
+    void drop_request() noexcept {
+        std::string().swap(body);
+        Headers().swap(headers);
+    }
 };
 
 /// Validates and copies a stream call; an error is the stream's first item.
@@ -49,8 +57,10 @@ class StreamRequest {
     /// answer becomes an http_status error carrying its body (at most 10 MiB).
     std::optional<Error> open();
     int status() const noexcept { return status_; }
-    /// The 2xx response's headers (after open() succeeded).
-    const Headers& headers() const noexcept { return attempt_->reader().head().headers; }
+    /// The 2xx response's headers, taken out of the head (after open()
+    /// succeeded; once): the reader has read what it needs of them, and a
+    /// copy beside the source's own was ~1 KB a stream for its whole life.
+    Headers take_headers() noexcept { return std::move(attempt_->reader().head().headers); }
     /// The next piece of body (after open() succeeded).
     ResponseReader::Piece read(std::string& out, std::optional<Error>& error);
     /// The same without a copy: `out` points into the read buffer until the
@@ -93,9 +103,9 @@ class StreamRequest {
 /// The response headers a stream source publishes to other threads.
 class SharedHeaders {
   public:
-    void set(const Headers& headers) {
+    void set(Headers&& headers) {
         std::lock_guard lock(mutex_);
-        headers_ = headers;
+        headers_ = std::move(headers);
     }
     Headers get() const {
         std::lock_guard lock(mutex_);

@@ -155,6 +155,10 @@ void WindowSource::run() {
 
 void WindowSource::produce() {
     if (!open_request()) return;
+    call_->drop_request();
+    // The connect and the head went deepest; the rest of the stream runs
+    // in the frames above, for as long as the stream lasts.
+    release_reader_stack_below_caller();
     produce_opened();
 }
 
@@ -173,7 +177,7 @@ bool WindowSource::open_request() {
 /// A frame of its own, off the stack while the connect runs (a stream's
 /// thread keeps every page it touched).
 [[gnu::noinline]] void WindowSource::produce_opened() {
-    headers_.set(request_.headers());
+    headers_.set(request_.take_headers());
     status_.store(request_.status());
     if (call_->window_relay && relay_.open(request_.wait_fd())) {
         last_read_.store(Clock::now());

@@ -224,12 +224,17 @@ namespace {
 /// A streamed answer. This frame is on the stack for the stream's whole
 /// life, under every read and the connect: it holds the token loop and
 /// little else (docs/llm.md, "Stack").
-[[gnu::noinline]] Result<ChatResult> run_streamed(const HttpCall& call, const ChatRequest& request,
+[[gnu::noinline]] Result<ChatResult> run_streamed(HttpCall& call, const ChatRequest& request,
                                                   const nous::http::Options& options,
                                                   const std::function<bool(const Delta&)>& on_delta,
                                                   detail::CallObservation* observation) {
     const detail::WireFormat& format = detail::wire_format(request.provider);
     nous::http::Stream stream = open_stream(call, format, options);
+    // The stream holds its own copy of the request until the head: ours is
+    // never read again (a renewed credential builds the call anew), and a
+    // long conversation's body is not kept for the stream's whole life.
+    std::string().swap(call.body);
+    Headers().swap(call.headers);
     // On the heap: under the loop's frame the connect runs (a pull stream
     // opens at its first read), and 1.4 KB there was a stack page more a stream.
     const auto owned_loop = std::make_unique<TokenLoop>(request.provider);
@@ -241,7 +246,7 @@ namespace {
     return finish_streamed(loop, stream, request, format);
 }
 
-Result<ChatResult> run_call(const HttpCall& call, const ChatRequest& request,
+Result<ChatResult> run_call(HttpCall& call, const ChatRequest& request,
                             const nous::http::Options& options,
                             const std::function<bool(const Delta&)>& on_delta,
                             detail::CallObservation* observation) {
@@ -251,7 +256,7 @@ Result<ChatResult> run_call(const HttpCall& call, const ChatRequest& request,
 
 /// A platform that signs each request (SigV4) signs each attempt anew, at
 /// its sending time: the options' copy with the signing hook lives here.
-[[gnu::noinline]] Result<ChatResult> run_signed(const HttpCall& call, const ChatRequest& request,
+[[gnu::noinline]] Result<ChatResult> run_signed(HttpCall& call, const ChatRequest& request,
                                                 const detail::WireFormat& signer,
                                                 const nous::http::Options& options,
                                                 const std::function<bool(const Delta&)>& on_delta,
