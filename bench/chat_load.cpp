@@ -2,7 +2,8 @@
 // N concurrent streamed chat completions through nous::llm::run_chat, one
 // thread each, at the server's own pacing (DESIGN "Benchmark driver
 // contract"), and the floors of that design in the same program:
-//   --client nous-llm   run_chat, window or pull backend (the default)
+//   --client nous-llm   run_chat, window or pull backend (the default);
+//                       --prompt-bytes N sends a user message of N bytes
 //   --client nous-stream nous::http::stream alone (no llm layer), window or pull
 //   --client raw-thread a thread per stream, blocking recv, events counted
 //   --client raw-epoll  one epoll thread for every stream, events counted
@@ -64,6 +65,8 @@ struct Load {
     std::string stream_backend = "window";
     nous::llm::Provider provider = nous::llm::Provider::openai;
     std::string client = "nous-llm";
+    /// nous-llm: the user message's size in bytes (0: a short sentence).
+    std::size_t prompt_bytes = 0;
     bool metrics = false;  ///< nous-llm: every call observed by one built-in Metrics
     /// nous-llm: every call exported by this OtlpExporter (to the server's /v1/traces).
     std::shared_ptr<nous::llm::OtlpExporter> otlp;
@@ -145,7 +148,9 @@ void run_chat_streams(const Load& load, Tally& tally) {
                                                                              : "/v1");
     if (load.provider == Provider::bedrock) request.region = "us-east-1";
     request.model = "mock-1";
-    request.messages.push_back(nous::llm::ChatMessage::user("Tell me a story."));
+    request.messages.push_back(nous::llm::ChatMessage::user(
+        load.prompt_bytes == 0 ? std::string("Tell me a story.")
+                               : std::string(load.prompt_bytes, 'a')));
     if (load.metrics) request.observer = std::make_shared<nous::llm::Metrics>();
     if (load.otlp) request.observer = load.otlp;
     library_streams(
@@ -449,6 +454,8 @@ int main(int argc, char** argv) {
         "mock-tokens-per-second", po::value(&mock_rate),
         "the child mock's pace per stream (50; 0: unpaced)")(
         "metrics", "nous-llm: every call recorded by one nous::llm::Metrics (its observer)")(
+        "prompt-bytes", po::value(&load.prompt_bytes),
+        "nous-llm: a user message of this many bytes (a long conversation's memory a stream)")(
         "otlp",
         "nous-llm: every call exported by an OtlpExporter to the server's /v1/traces and "
         "/v1/metrics (nouscli's mock receives them), flushed before the end is timed");
