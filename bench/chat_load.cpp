@@ -148,9 +148,9 @@ void run_chat_streams(const Load& load, Tally& tally) {
                                                                              : "/v1");
     if (load.provider == Provider::bedrock) request.region = "us-east-1";
     request.model = "mock-1";
-    request.messages.push_back(nous::llm::ChatMessage::user(
-        load.prompt_bytes == 0 ? std::string("Tell me a story.")
-                               : std::string(load.prompt_bytes, 'a')));
+    request.messages.push_back(
+        nous::llm::ChatMessage::user(load.prompt_bytes == 0 ? std::string("Tell me a story.")
+                                                            : std::string(load.prompt_bytes, 'a')));
     if (load.metrics) request.observer = std::make_shared<nous::llm::Metrics>();
     if (load.otlp) request.observer = load.otlp;
     library_streams(

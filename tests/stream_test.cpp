@@ -23,6 +23,7 @@
 #include "nous/http/testing.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "test_helpers.hpp"
+#include "transport/io_counters.hpp"
 
 using namespace nous::http;
 using namespace nous::test;
@@ -217,6 +218,43 @@ TEST_CASE("a large body arrives whole through either backend, however it is fram
     CHECK(in_order);
     CHECK(next == events);
     CHECK(s.stats().bytes == body.size());
+}
+
+TEST_CASE("a stream's reads grow past its small first buffer once the server sends faster") {
+    // Pull reads on this thread, so this thread's count of reads is the
+    // stream's. A stream starts with a 2 KiB buffer (what token events
+    // need, and what it keeps for its life); a read that fills it moves the
+    // reads to 64 KiB. 1.5 MiB through the buffer (a body that ends at
+    // close: no direct reads) took 777 reads in 2 KiB pieces.
+    const bool small_first = GENERATE(false, true);
+    INFO((small_first ? "a small event read first, then the rest" : "all at once"));
+    std::string body;
+    while (body.size() < 1536 * 1024) body += "data: " + std::string(250, 'x') + "\n\n";
+    std::promise<void> first_read;
+    auto first_read_done = first_read.get_future();
+    FaultServer server([&](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        const std::string head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        if (small_first) {
+            // The head and one event: the reads so far fit the first buffer.
+            peer.send(head + body.substr(0, 258));
+            first_read_done.wait();
+            peer.send(body.substr(258));
+        } else {
+            peer.send(head + body);
+        }
+        peer.close_write();
+    });
+    const std::uint64_t reads_before = detail::io_counters().recv_calls;
+    Stream s = stream(server.url(), "{}", {}, with_backend("pull"));
+    std::size_t events = 0;
+    for (auto item = s.next_view(); item && item->is_event(); item = s.next_view())
+        if (++events == 1 && small_first) first_read.set_value();
+    const std::uint64_t reads = detail::io_counters().recv_calls - reads_before;
+    INFO(reads << " reads for " << body.size() << " bytes");
+    CHECK(events == body.size() / 258);
+    CHECK(reads < body.size() / (2 * detail::limits::stream_first_read_bytes));
 }
 
 TEST_CASE("take 2 of 100 events, then drop the handle: no hang, the reader is gone") {

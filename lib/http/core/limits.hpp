@@ -29,6 +29,12 @@ inline constexpr std::size_t max_json_depth = 256;
 /// The read buffer of one call (head, small bodies, chunk framing): one recv
 /// takes a whole typical response or many SSE events.
 inline constexpr std::size_t read_buffer_bytes = 64 * 1024;
+/// A stream's first read buffer: a token's event or several fit, and a read
+/// that fills it grows the buffer to read_buffer_bytes for the stream's
+/// later reads. Kept for a stream's whole life, the 64 KiB buffer's
+/// partly-used first and last pages were ~2.7 KB of resident memory a stream
+/// (docs/design/backpressure.md, "The memory bound per stream").
+inline constexpr std::size_t stream_first_read_bytes = 2 * 1024;
 /// Largest piece read straight into the caller's body, and largest TLS write:
 /// fewer hand-offs between a stream's reader and its consumer, and a 256 KiB
 /// request body in one SSL_write.

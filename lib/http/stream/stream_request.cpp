@@ -101,7 +101,8 @@ std::optional<Error> StreamRequest::open() {
     run.what = "stream";
     auto error = run_with_retries(
         [&](Clock::time_point total_by) -> std::optional<Error> {
-            attempt_.emplace(call_.prepared, &token_, buffer_.bytes, sizeof buffer_.bytes);
+            attempt_.emplace(call_.prepared, &token_, buffer_.bytes, sizeof buffer_.bytes,
+                             limits::read_buffer_bytes);
             Headers attempt_headers;
             const Headers* headers = &call_.headers;
             if (call_.options.before_each_attempt) {

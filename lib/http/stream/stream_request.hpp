@@ -39,13 +39,14 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
                                                      const Headers& headers, const Options& options,
                                                      const EnvSnapshot& env, const Config& config);
 
-/// A stream's read buffer. Its source keeps it as a member, after the
-/// members it touches at every token: every read lands at the buffer's
+/// A stream's first read buffer. Its source keeps it as a member, after
+/// the members it touches at every token: every read lands at the buffer's
 /// start, so those lines follow the source's own, in one allocation with
 /// them (an allocation of its own, as it was, could land anywhere in the
-/// heap).
+/// heap). A read that fills it grows the reader's buffer to
+/// limits::read_buffer_bytes (ResponseReader).
 struct StreamReadBuffer {
-    char bytes[limits::read_buffer_bytes];  // not initialised: a read fills it
+    char bytes[limits::stream_first_read_bytes];  // not initialised: a read fills it
 };
 
 class StreamRequest {

@@ -58,8 +58,8 @@ std::optional<Error> prepare_call_into(PreparedCall& call, Url url, const Header
 }
 
 Attempt::Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer,
-                 std::size_t buffer_size)
-    : call_(call), buffer_(buffer), buffer_size_(buffer_size) {
+                 std::size_t buffer_size, std::size_t grow_to)
+    : call_(call), buffer_(buffer), buffer_size_(buffer_size), grow_to_(grow_to) {
     params_.cancel = cancel;
     params_.max_error_body_bytes = call.settings.max_error_body_bytes;
     params_.proxy_authorization = call.proxy_authorization;
@@ -98,7 +98,7 @@ std::optional<Error> Attempt::open(const Deadlines& deadlines, std::string_view 
         reused_ = lease->reused;
         timings_ = lease->timings;
         registration_.emplace(params_.cancel, transport_.get());
-        reader_.emplace(*transport_, params_, buffer_, buffer_size_);
+        reader_.emplace(*transport_, params_, buffer_, buffer_size_, grow_to_);
         std::optional<Error> error = reader_->send(call_.url, body, headers, call_.method);
         if (!error) error = reader_->read_head();
         if (!error) return std::nullopt;

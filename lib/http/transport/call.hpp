@@ -49,8 +49,10 @@ Result<PreparedCall> prepare_call(Url url, const Headers& headers, const Options
 /// One attempt of a prepared call, on the calling thread.
 class Attempt {
   public:
+    /// `buffer` takes the reads; with `grow_to` beyond its size, a read
+    /// that fills it moves the reads to grow_to bytes of the reader's own.
     Attempt(const PreparedCall& call, const CancelToken* cancel, char* buffer,
-            std::size_t buffer_size);
+            std::size_t buffer_size, std::size_t grow_to = 0);
     /// Gives the connection back: to the pool when release() judged it reusable, else closed.
     ~Attempt();
     Attempt(const Attempt&) = delete;
@@ -75,6 +77,7 @@ class Attempt {
     ExchangeParams params_;
     char* buffer_;
     std::size_t buffer_size_;
+    std::size_t grow_to_;
     std::shared_ptr<OriginPool> pool_;
     std::unique_ptr<Transport> transport_;
     std::optional<CancelRegistration> registration_;  ///< in place: no allocation per attempt

@@ -45,8 +45,16 @@ Error body_wait_error(Expiry expiry) {
 }
 
 ResponseReader::ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer,
-                               std::size_t size)
-    : transport_(transport), params_(params), buffer_(buffer), size_(size) {}
+                               std::size_t size, std::size_t grow_to)
+    : transport_(transport), params_(params), buffer_(buffer), size_(size), grow_to_(grow_to) {}
+
+void ResponseReader::grow() {
+    auto larger = std::make_unique_for_overwrite<char[]>(grow_to_);
+    std::memcpy(larger.get(), buffer_, have_);
+    grown_ = std::move(larger);
+    buffer_ = grown_.get();
+    size_ = grow_to_;
+}
 
 std::optional<Error> ResponseReader::send(const Url& url, std::string_view body,
                                           const Headers& headers, std::string_view method) {
@@ -81,6 +89,7 @@ std::optional<Error> ResponseReader::fill() {
         any_response_byte_ = true;
         have_ = r.bytes;
         used_ = 0;
+        if (can_grow()) grow();
         return std::nullopt;
     }
     if (is_timeout_or_cancel(r.status))
@@ -210,6 +219,8 @@ inline bool ResponseReader::refill(Piece& last, std::optional<Error>& error) {
     }
     have_ = r.bytes;
     used_ = 0;
+    if (can_grow()) [[unlikely]]
+        grow();
     return true;
 }
 

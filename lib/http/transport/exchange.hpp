@@ -3,6 +3,7 @@
 // skipped), then the body whole (post) or piece by piece (streams), with
 // framing judged in one place (codec/http1_parser).
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,8 +30,12 @@ Error body_wait_error(Expiry expiry);
 class ResponseReader {
   public:
     /// `buffer` holds bytes read past the head; it must outlive the reader.
+    /// With `grow_to` beyond `size`, a read that fills `buffer` moves the
+    /// reads to a buffer of grow_to bytes of the reader's own: a stream's
+    /// small first buffer for events, a large one once the server sends
+    /// faster than that.
     ResponseReader(Transport& transport, const ExchangeParams& params, char* buffer,
-                   std::size_t size);
+                   std::size_t size, std::size_t grow_to = 0);
 
     std::optional<Error> send(const Url& url, std::string_view body, const Headers& headers,
                               std::string_view method = "POST");
@@ -110,6 +115,11 @@ class ResponseReader {
     [[gnu::always_inline]] bool refill(Piece& last, std::optional<Error>& error);
     /// The framer failed: a protocol error.
     Piece framing_error(std::optional<Error>& error) const;
+    /// After a read that filled the buffer (can_grow()): the bytes just read
+    /// and the reads from here go into grow_to_ bytes of the reader's own.
+    /// Once a stream at most.
+    [[gnu::noinline, gnu::cold]] void grow();
+    bool can_grow() const noexcept { return have_ == size_ && size_ < grow_to_; }
     /// How many body bytes to read straight into the caller's storage now (a
     /// large run of data with no framing before it), or 0.
     std::size_t direct_read_size() const noexcept;
@@ -122,6 +132,7 @@ class ResponseReader {
     const ExchangeParams& params_;
     char* buffer_;
     std::size_t size_;
+    std::size_t grow_to_;
     std::size_t have_ = 0, used_ = 0;
     BodyFramer framer_;
     bool any_response_byte_ = false;
@@ -131,6 +142,7 @@ class ResponseReader {
     bool stale_connection_ = false;
     Clock::time_point first_byte_{};
     ResponseHead head_;
+    std::unique_ptr<char[]> grown_;      ///< the buffer grow() moved the reads to
     std::string direct_buffer_;          ///< read_body_view's large reads (sized on first use)
     std::optional<Error> body_failure_;  ///< the view reads' failure (take_body_failure)
 };
