@@ -45,7 +45,7 @@ class ReaderThread {
 /// resident for as long as the thread lives: called after the head, the
 /// connect's pages are not paid for the stream's whole life. A no-op off a
 /// reader thread and in sanitizer builds. docs/design/backpressure.md "The
-/// reader threads".
+/// memory bound per stream".
 void release_reader_stack_below_caller() noexcept;
 
 /// What the readers did so far, for tests and benchmarks.
