@@ -309,8 +309,13 @@ class SmallStackThread {
     }
     SmallStackThread(const SmallStackThread&) = delete;
     SmallStackThread& operator=(const SmallStackThread&) = delete;
-    ~SmallStackThread() = default;
-    void join() { pthread_join(thread_, nullptr); }
+    /// Joined here if not before: the thread runs a body that refers to this object.
+    ~SmallStackThread() { join(); }
+    void join() {
+        if (joined_) return;
+        pthread_join(thread_, nullptr);
+        joined_ = true;
+    }
 
   private:
     static void* run(void* self) {
@@ -319,6 +324,7 @@ class SmallStackThread {
     }
     std::function<void()> body_;
     pthread_t thread_{};
+    bool joined_ = false;
 };
 
 /// The read relay's floor (docs/design/backpressure.md "The read relay"):
