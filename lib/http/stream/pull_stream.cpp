@@ -27,7 +27,6 @@ class PullSource final : public ChunkSource, public ViewSource {
             if (auto e = request_.open()) {
                 finish_with(std::move(*e));
             } else {
-                call_->drop_request();
                 headers_.set(request_.take_headers());
                 status_ = request_.status();
             }

@@ -82,8 +82,7 @@ Result<std::unique_ptr<StreamCall>> make_stream_call(std::string_view url, std::
     return call;
 }
 
-StreamRequest::StreamRequest(const StreamCall& call, const CancelToken& token,
-                             StreamReadBuffer& buffer)
+StreamRequest::StreamRequest(StreamCall& call, const CancelToken& token, StreamReadBuffer& buffer)
     : call_(call), token_(token), buffer_(buffer) {}
 
 StreamRequest::~StreamRequest() = default;
@@ -131,6 +130,7 @@ std::optional<Error> StreamRequest::open() {
         },
         run);
     if (error && is_cancelled(&token_)) return Error(ErrorCode::cancelled, "stream cancelled");
+    if (!error) call_.drop_request();
     return error;
 }
 

@@ -51,11 +51,13 @@ struct StreamReadBuffer {
 
 class StreamRequest {
   public:
-    StreamRequest(const StreamCall& call, const CancelToken& token, StreamReadBuffer& buffer);
+    /// `call`'s request is dropped once open() has its 2xx head (StreamCall::drop_request).
+    StreamRequest(StreamCall& call, const CancelToken& token, StreamReadBuffer& buffer);
     ~StreamRequest();
 
     /// Connects, sends and reads the head, retrying per the policy. A non-2xx
     /// answer becomes an http_status error carrying its body (at most 10 MiB).
+    /// After a 2xx head the call's request is dropped: nothing sends it again.
     std::optional<Error> open();
     int status() const noexcept { return status_; }
     /// The 2xx response's headers, taken out of the head (after open()
@@ -94,7 +96,7 @@ class StreamRequest {
     void drain_and_release(Milliseconds budget);
 
   private:
-    const StreamCall& call_;
+    StreamCall& call_;
     const CancelToken& token_;
     StreamReadBuffer& buffer_;
     std::optional<Attempt> attempt_;  ///< in place: beside the source's other hot members

@@ -155,7 +155,6 @@ void WindowSource::run() {
 
 void WindowSource::produce() {
     if (!open_request()) return;
-    call_->drop_request();
     // The connect and the head went deepest; the rest of the stream runs
     // in the frames above, for as long as the stream lasts.
     release_reader_stack_below_caller();

@@ -87,9 +87,7 @@ std::optional<Error> ResponseReader::fill() {
     if (r.status == IoStatus::ok) {
         if (!any_response_byte_) first_byte_ = Clock::now();
         any_response_byte_ = true;
-        have_ = r.bytes;
-        used_ = 0;
-        if (can_grow()) grow();
+        took(r.bytes);
         return std::nullopt;
     }
     if (is_timeout_or_cancel(r.status))
@@ -217,10 +215,7 @@ inline bool ResponseReader::refill(Piece& last, std::optional<Error>& error) {
         last = Piece::error;
         return false;
     }
-    have_ = r.bytes;
-    used_ = 0;
-    if (can_grow()) [[unlikely]]
-        grow();
+    took(r.bytes);
     return true;
 }
 

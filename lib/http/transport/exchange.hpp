@@ -115,11 +115,18 @@ class ResponseReader {
     [[gnu::always_inline]] bool refill(Piece& last, std::optional<Error>& error);
     /// The framer failed: a protocol error.
     Piece framing_error(std::optional<Error>& error) const;
-    /// After a read that filled the buffer (can_grow()): the bytes just read
+    /// After a read that filled the buffer (took()): the bytes just read
     /// and the reads from here go into grow_to_ bytes of the reader's own.
     /// Once a stream at most.
     [[gnu::noinline, gnu::cold]] void grow();
-    bool can_grow() const noexcept { return have_ == size_ && size_ < grow_to_; }
+    /// A read of `bytes` into the buffer, head or body: they are the
+    /// buffer's, and a read that filled it grows it.
+    void took(std::size_t bytes) noexcept {
+        have_ = bytes;
+        used_ = 0;
+        if (have_ == size_ && size_ < grow_to_) [[unlikely]]
+            grow();
+    }
     /// How many body bytes to read straight into the caller's storage now (a
     /// large run of data with no framing before it), or 0.
     std::size_t direct_read_size() const noexcept;
