@@ -59,6 +59,8 @@ std::size_t open_descriptors() {
 pid_t this_thread_id() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
 std::uint64_t recv_calls_here() { return nous::http::detail::io_counters().recv_calls; }
+/// epoll_ctl calls arming or disarming a socket in the read watch, on this thread.
+std::uint64_t watch_changes_here() { return nous::http::detail::io_counters().watch_changes; }
 
 Options window_backend() {
     Options o = no_retry();
@@ -112,10 +114,20 @@ TEST_CASE(
     });
     Stream s = stream(server.url(), "{}", {}, window_backend());
     const std::uint64_t reads_before = recv_calls_here();
+    const std::uint64_t changes_before = watch_changes_here();
+    const std::uint64_t absences_before = nous::http::detail::relay_absences();
     expect_events(s, "waited ", kWaited, [&](int i) { received = i + 1; });
     // Every waited-for event was read on this thread, in one read: none by the reader.
     CHECK(recv_calls_here() - reads_before == kWaited);
     CHECK(s.stats().peak_inflight_bytes == 0);
+    // A consumer back within the relay's delay leaves its socket disarmed:
+    // its first visit disarms what the reader armed at the start, and only
+    // an absence past the delay (the reader then arms it, and arms it once
+    // more if woken by bytes the consumer took) costs another disarm. Armed
+    // at every departure, the socket cost two epoll_ctl calls an event here.
+    const std::uint64_t absences = nous::http::detail::relay_absences() - absences_before;
+    CHECK(absences < kWaited);
+    CHECK(watch_changes_here() - changes_before <= 1 + 2 * absences);
 
     // Away (not in next()): the reader reads every byte ahead into the window.
     std::uint64_t ahead_bytes = 0;

@@ -12,11 +12,12 @@ namespace nous::http::detail {
 /// reading role, it reads the socket itself, in a blocking read.
 WindowSource::Relayed WindowSource::read_relayed(std::string_view& out) {
     Relayed relayed;
+    relay_.consumer_back();
     {
         std::lock_guard role(role_);
         relayed = read_relayed_holding_role(out);
-        // Away from here on: the socket's next bytes wake the reader.
-        if (!body_over_) relay_.rearm();
+        // Away from here on: if for long, the reader is woken to read ahead.
+        if (!body_over_) relay_.consumer_away();
     }
     // Told only now: signalled under the role, the reader woke to wait for it.
     if (reader_end_due_) tell_reader_end();

@@ -17,6 +17,7 @@ thread_local IoCounters t_counters;
 // at each token's wake-up), only this flag, which no read writes and every
 // thread keeps cached.
 std::atomic<bool> g_counting{false};
+std::atomic<std::uint64_t> g_relay_absences{0};
 }  // namespace
 
 IoCounters io_counters() noexcept {
@@ -29,5 +30,10 @@ void count_send() noexcept {
 void count_recv() noexcept {
     if (g_counting.load(std::memory_order_relaxed)) ++t_counters.recv_calls;
 }
+void count_watch_change() noexcept {
+    if (g_counting.load(std::memory_order_relaxed)) ++t_counters.watch_changes;
+}
+std::uint64_t relay_absences() noexcept { return g_relay_absences.load(); }
+void count_relay_absence() noexcept { g_relay_absences.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace nous::http::detail

@@ -2,9 +2,12 @@
 //
 // Why a consumer asleep in its read is woken alone: its socket is disarmed
 // in the watch first, and a disarmed EPOLLONESHOT entry wakes nobody
-// (the kernel's callback returns at once). Armed again as the consumer
-// leaves, the socket's next bytes (or bytes already there: arming looks)
-// wake the watch's thread, which wakes the reader.
+// (the kernel's callback returns at once). The consumer leaving does not
+// arm it: it books a check in the watch, and a consumer still away when the
+// check comes due has its reader woken, which arms the socket; its next
+// bytes (or bytes already there: arming looks) wake the watch's thread,
+// which wakes the reader again to read them. A consumer that keeps up is
+// back long before: the socket stays disarmed, and a token costs no epoll_ctl.
 
 #include "transport/read_relay.hpp"
 
@@ -13,6 +16,7 @@
 #include <string>
 
 #include "core/log.hpp"
+#include "transport/io_counters.hpp"
 
 namespace nous::http::detail {
 
@@ -41,6 +45,14 @@ void ReadRelay::disarm() noexcept {
     armed_ = false;
 }
 
+void ReadRelay::consumer_away() noexcept {
+    if (armed_ || entry_.fd < 0) return;  // the reader armed it: its bytes wake the reader
+    const std::uint32_t visit = visits_.load(std::memory_order_relaxed) + 1;
+    visits_.store(visit, std::memory_order_release);
+    // No memory for the check: armed now, as every departure once was.
+    if (!watch_->check_later(entry_, visit)) arm_for_reader();
+}
+
 void ReadRelay::arm_for_reader() noexcept {
     if (entry_.fd < 0) return;
     watch_->arm(entry_);
@@ -61,6 +73,15 @@ bool ReadRelay::wait_reader(std::uint32_t seen) noexcept {
 void ReadRelay::signal() noexcept {
     word_.bump();
     word_.wake();
+}
+
+void ReadRelay::check_due(std::uint32_t visit) noexcept {
+    // Away since the check was booked: the reader wakes with no socket
+    // event, looks, and arms the socket (the consumer may be back by
+    // then: the reader then waits for the role, and arms it once more).
+    if (visits_.load(std::memory_order_acquire) != visit) return;
+    count_relay_absence();
+    signal();
 }
 
 void ReadRelay::socket_ready() noexcept {
