@@ -9,9 +9,10 @@
 //   --client raw-epoll  one epoll thread for every stream, events counted
 //   --client raw-watch  the window backend's read relay with nothing else: a
 //                       thread per stream in a blocking recv, its socket
-//                       disarmed in one epoll for the process before the recv
-//                       and armed after it, a second thread per stream asleep
-//                       (the reader): the floor of that design, events counted
+//                       disarmed in one epoll for the process, a check booked
+//                       after each read for one watch thread, a second thread
+//                       per stream asleep (the reader): the floor of that
+//                       design, events counted
 // Without --url-base the mock runs in a child process (forked before any
 // thread), so that the CPU figure (getrusage of this process: user + system)
 // is the client's alone. Prints one JSON line.
@@ -38,6 +39,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -328,14 +330,18 @@ class SmallStackThread {
 };
 
 /// The read relay's floor (docs/design/backpressure.md "The read relay"):
-/// the stream's thread blocks in recv; while it is away its socket is
-/// armed (EPOLLONESHOT) in one epoll instance for the whole process,
-/// watched by one thread that would wake the stream's reader. The reader, a
-/// second thread per stream, sleeps on a futex (at the server's pace
-/// nothing wakes it). Two epoll_ctl calls a token (disarm before the recv,
-/// arm after), no descriptor beside the socket. Per stream and per token,
-/// the system calls the window backend cannot do without.
+/// the stream's thread blocks in recv, its socket in one epoll instance for
+/// the whole process, disarmed (EPOLLONESHOT) from the start. Going away
+/// after each read it counts its visit and books a check 10 ms ahead
+/// under one lock for the process; one watch thread makes the checks as
+/// they come due (a stream still away would have its reader woken to arm
+/// the socket: at the server's pace none is). The reader, a second thread
+/// per stream, sleeps on a futex. No descriptor beside the socket. Per
+/// stream and per token, the system calls and hand-offs the window backend
+/// cannot do without.
 void raw_watch_streams(const Load& load, Tally& tally) {
+    using Clock = std::chrono::steady_clock;
+    constexpr auto kCheckDelay = std::chrono::milliseconds(10);
     const int shared = ::epoll_create1(EPOLL_CLOEXEC);
     const int stop = ::eventfd(0, EFD_CLOEXEC);
     constexpr std::uint64_t kStop = ~std::uint64_t{0};
@@ -343,24 +349,54 @@ void raw_watch_streams(const Load& load, Tally& tally) {
     stop_event.events = EPOLLIN;
     stop_event.data.u64 = kStop;
     ::epoll_ctl(shared, EPOLL_CTL_ADD, stop, &stop_event);
-    std::atomic<std::uint64_t> watcher_events{0};
+    // Each stream's visit count, for the whole run: a check never outlives it.
+    std::vector<std::atomic<std::uint32_t>> visits(static_cast<std::size_t>(load.streams) *
+                                                   static_cast<std::size_t>(load.rounds));
+    std::atomic<std::size_t> next_stream{0};
+    struct Check {
+        std::size_t stream;
+        std::uint32_t visit;
+        Clock::time_point due;
+    };
+    std::mutex booked_mutex;
+    std::vector<Check> booked;
+    std::atomic<std::uint64_t> found_away{0};
     std::thread watcher([&] {
         epoll_event ready[256];
+        std::vector<Check> checks;
+        std::size_t head = 0;
         for (;;) {
-            const int n = ::epoll_wait(shared, ready, 256, -1);
+            {
+                std::lock_guard lock(booked_mutex);
+                checks.insert(checks.end(), booked.begin(), booked.end());
+                booked.clear();
+            }
+            int timeout = 10;
+            if (head < checks.size())
+                timeout = static_cast<int>(std::max<std::chrono::milliseconds::rep>(
+                    0, std::chrono::ceil<std::chrono::milliseconds>(checks[head].due - Clock::now())
+                           .count()));
+            const int n = ::epoll_wait(shared, ready, 256, timeout);
             if (n < 0 && errno != EINTR) return;
-            for (int k = 0; k < n; ++k) {
+            for (int k = 0; k < n; ++k)
                 if (ready[k].data.u64 == kStop) return;
-                watcher_events.fetch_add(1, std::memory_order_relaxed);  // would wake a reader
+            const Clock::time_point now = Clock::now();
+            for (; head < checks.size() && checks[head].due <= now; ++head)
+                if (visits[checks[head].stream].load(std::memory_order_acquire) ==
+                    checks[head].visit)
+                    found_away.fetch_add(1, std::memory_order_relaxed);  // would wake its reader
+            if (head * 2 >= checks.size()) {
+                checks.erase(checks.begin(), checks.begin() + static_cast<std::ptrdiff_t>(head));
+                head = 0;
             }
         }
     });
-    thread_per_stream(load, tally, [shared](int fd, FirstToken& first) {
+    thread_per_stream(load, tally, [&](int fd, FirstToken& first) {
+        const std::size_t me = next_stream.fetch_add(1);
+        std::atomic<std::uint32_t>& my_visits = visits[me];
         epoll_event disarmed{};
         disarmed.events = EPOLLONESHOT;
         disarmed.data.u64 = static_cast<std::uint64_t>(fd);
-        epoll_event armed = disarmed;
-        armed.events = EPOLLIN | EPOLLONESHOT;
         ::epoll_ctl(shared, EPOLL_CTL_ADD, fd, &disarmed);
         std::atomic<int> reader_word{0};
         // The reader's part: asleep until the end, on a thread started as
@@ -370,10 +406,13 @@ void raw_watch_streams(const Load& load, Tally& tally) {
             while (reader_word.load() == 0) reader_word.wait(0);
         });
         BlockingEventReader counted;
+        std::uint32_t visit = 0;
         for (;;) {
-            ::epoll_ctl(shared, EPOLL_CTL_MOD, fd, &disarmed);
+            my_visits.store(++visit, std::memory_order_release);  // back
             if (!counted.read(fd, first)) break;
-            ::epoll_ctl(shared, EPOLL_CTL_MOD, fd, &armed);
+            my_visits.store(++visit, std::memory_order_release);  // away
+            std::lock_guard lock(booked_mutex);
+            booked.push_back(Check{me, visit, Clock::now() + kCheckDelay});
         }
         ::epoll_ctl(shared, EPOLL_CTL_DEL, fd, nullptr);
         reader_word.store(1);
@@ -386,8 +425,8 @@ void raw_watch_streams(const Load& load, Tally& tally) {
     watcher.join();
     ::close(stop);
     ::close(shared);
-    std::fprintf(stderr, "chat_load: raw-watch: the watcher saw %llu events\n",
-                 static_cast<unsigned long long>(watcher_events.load()));
+    std::fprintf(stderr, "chat_load: raw-watch: the watch found a stream away %llu times\n",
+                 static_cast<unsigned long long>(found_away.load()));
 }
 
 void raw_epoll_streams(const Load& load, Tally& tally) {
