@@ -332,7 +332,7 @@ class SmallStackThread {
 /// The read relay's floor (docs/design/backpressure.md "The read relay"):
 /// the stream's thread blocks in recv, its socket in one epoll instance for
 /// the whole process, disarmed (EPOLLONESHOT) from the start. Going away
-/// after each read it counts its visit and books a check 10 ms ahead
+/// after each read it counts its visit and books a check 25-50 ms ahead
 /// under one lock for the process; one watch thread makes the checks as
 /// they come due (a stream still away would have its reader woken to arm
 /// the socket: at the server's pace none is). The reader, a second thread
@@ -341,7 +341,7 @@ class SmallStackThread {
 /// cannot do without.
 void raw_watch_streams(const Load& load, Tally& tally) {
     using Clock = std::chrono::steady_clock;
-    constexpr auto kCheckDelay = std::chrono::milliseconds(10);
+    constexpr Clock::duration kCheckDelay = std::chrono::milliseconds(25);
     const int shared = ::epoll_create1(EPOLL_CLOEXEC);
     const int stop = ::eventfd(0, EFD_CLOEXEC);
     constexpr std::uint64_t kStop = ~std::uint64_t{0};
@@ -371,7 +371,7 @@ void raw_watch_streams(const Load& load, Tally& tally) {
                 checks.insert(checks.end(), booked.begin(), booked.end());
                 booked.clear();
             }
-            int timeout = 10;
+            int timeout = 25;  // none booked: a look a step later
             if (head < checks.size())
                 timeout = static_cast<int>(std::max<std::chrono::milliseconds::rep>(
                     0, std::chrono::ceil<std::chrono::milliseconds>(checks[head].due - Clock::now())
@@ -412,7 +412,12 @@ void raw_watch_streams(const Load& load, Tally& tally) {
             if (!counted.read(fd, first)) break;
             my_visits.store(++visit, std::memory_order_release);  // away
             std::lock_guard lock(booked_mutex);
-            booked.push_back(Check{me, visit, Clock::now() + kCheckDelay});
+            // Due on the delay's grid, as the library's checks are: the
+            // watch wakes once for all the checks of a step.
+            const auto earliest = (Clock::now() + kCheckDelay).time_since_epoch();
+            const Clock::time_point due((earliest + kCheckDelay - Clock::duration(1)) /
+                                        kCheckDelay * kCheckDelay);
+            booked.push_back(Check{me, visit, due});
         }
         ::epoll_ctl(shared, EPOLL_CTL_DEL, fd, nullptr);
         reader_word.store(1);

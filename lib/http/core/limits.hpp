@@ -45,12 +45,15 @@ inline constexpr std::size_t io_piece_bytes = 256 * 1024;
 inline constexpr Milliseconds drain_after_done{5};
 
 /// How long a window stream's consumer may stay away (out of next()) before
-/// the read watch wakes its reader to read ahead. A consumer back sooner, as
-/// one that keeps up always is, leaves its socket disarmed and costs no
-/// epoll_ctl: arming at every departure and disarming at every return cost
-/// two a token, 1.7-1.9 us of CPU at 10,000 streams (docs/BENCHMARKS.md,
-/// "Scale"). Bytes that arrive meanwhile wait in the socket's receive buffer.
-inline constexpr Milliseconds relay_arm_delay{10};
+/// the read watch wakes its reader to read ahead: at least this, at most
+/// twice it (the checks come due together, on a grid of this step, so that
+/// the watch's thread wakes at most 40 times a second however many streams
+/// book them). A consumer back sooner, as one that keeps up always is,
+/// leaves its socket disarmed and costs no epoll_ctl: arming at every
+/// departure and disarming at every return cost two a token, 1.7-1.9 us of
+/// CPU at 10,000 streams (docs/BENCHMARKS.md, "Scale"). Bytes that arrive
+/// meanwhile wait in the socket's receive buffer.
+inline constexpr Milliseconds relay_arm_delay{25};
 
 // ---- threads ----------------------------------------------------------------
 /// A window stream's reader thread's stack. It runs the request (connect,

@@ -177,12 +177,27 @@ void ReadWatch::remove(Entry& entry) noexcept {
     entry.fd = -1;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A check booked at `now` comes due on the first step of the delay's grid
+/// at least the delay ahead: checks booked within one step come due
+/// together, and the watch's thread wakes once for them.
+Clock::time_point due_on_grid(Clock::time_point now) noexcept {
+    constexpr Clock::duration step = limits::relay_arm_delay;
+    const Clock::duration earliest = (now + step).time_since_epoch();
+    return Clock::time_point((earliest + step - Clock::duration(1)) / step * step);
+}
+
+}  // namespace
+
 bool ReadWatch::check_later(const Entry& entry, std::uint32_t visit) noexcept {
     bool wake;
     {
         std::lock_guard lock(booked_mutex_);
         try {
-            booked_.push_back(Check{entry.key, visit, Clock::now() + limits::relay_arm_delay});
+            booked_.push_back(Check{entry.key, visit, due_on_grid(Clock::now())});
         } catch (...) {
             return false;
         }
