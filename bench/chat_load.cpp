@@ -334,7 +334,8 @@ class SmallStackThread {
 /// the whole process, disarmed (EPOLLONESHOT) from the start. Going away
 /// after each read it counts its visit and books a check 25-50 ms ahead
 /// under one lock for the process; one watch thread makes the checks as
-/// they come due (a stream still away would have its reader woken to arm
+/// they come due, and sleeps for good (an eventfd wakes it) when none is
+/// booked (a stream still away would have its reader woken to arm
 /// the socket: at the server's pace none is). The reader, a second thread
 /// per stream, sleeps on a futex. No descriptor beside the socket. Per
 /// stream and per token, the system calls and hand-offs the window backend
@@ -344,11 +345,15 @@ void raw_watch_streams(const Load& load, Tally& tally) {
     constexpr Clock::duration kCheckDelay = std::chrono::milliseconds(25);
     const int shared = ::epoll_create1(EPOLL_CLOEXEC);
     const int stop = ::eventfd(0, EFD_CLOEXEC);
-    constexpr std::uint64_t kStop = ~std::uint64_t{0};
+    const int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    constexpr std::uint64_t kStop = ~std::uint64_t{0}, kWake = kStop - 1;
     epoll_event stop_event{};
     stop_event.events = EPOLLIN;
     stop_event.data.u64 = kStop;
     ::epoll_ctl(shared, EPOLL_CTL_ADD, stop, &stop_event);
+    epoll_event wake_event = stop_event;
+    wake_event.data.u64 = kWake;
+    ::epoll_ctl(shared, EPOLL_CTL_ADD, wake, &wake_event);
     // Each stream's visit count, for the whole run: a check never outlives it.
     std::vector<std::atomic<std::uint32_t>> visits(static_cast<std::size_t>(load.streams) *
                                                    static_cast<std::size_t>(load.rounds));
@@ -360,26 +365,31 @@ void raw_watch_streams(const Load& load, Tally& tally) {
     };
     std::mutex booked_mutex;
     std::vector<Check> booked;
+    bool sleeps_for_good = false;  // guarded by booked_mutex: a booking wakes the watch
     std::atomic<std::uint64_t> found_away{0};
     std::thread watcher([&] {
         epoll_event ready[256];
         std::vector<Check> checks;
         std::size_t head = 0;
         for (;;) {
+            int timeout = -1;  // none booked: until a booking wakes it
             {
                 std::lock_guard lock(booked_mutex);
                 checks.insert(checks.end(), booked.begin(), booked.end());
                 booked.clear();
+                sleeps_for_good = head == checks.size();
             }
-            int timeout = 25;  // none booked: a look a step later
             if (head < checks.size())
                 timeout = static_cast<int>(std::max<std::chrono::milliseconds::rep>(
                     0, std::chrono::ceil<std::chrono::milliseconds>(checks[head].due - Clock::now())
                            .count()));
             const int n = ::epoll_wait(shared, ready, 256, timeout);
             if (n < 0 && errno != EINTR) return;
-            for (int k = 0; k < n; ++k)
+            for (int k = 0; k < n; ++k) {
                 if (ready[k].data.u64 == kStop) return;
+                std::uint64_t count;
+                (void)!::read(wake, &count, sizeof count);
+            }
             const Clock::time_point now = Clock::now();
             for (; head < checks.size() && checks[head].due <= now; ++head)
                 if (visits[checks[head].stream].load(std::memory_order_acquire) ==
@@ -411,13 +421,19 @@ void raw_watch_streams(const Load& load, Tally& tally) {
             my_visits.store(++visit, std::memory_order_release);  // back
             if (!counted.read(fd, first)) break;
             my_visits.store(++visit, std::memory_order_release);  // away
-            std::lock_guard lock(booked_mutex);
-            // Due on the delay's grid, as the library's checks are: the
-            // watch wakes once for all the checks of a step.
-            const auto earliest = (Clock::now() + kCheckDelay).time_since_epoch();
-            const Clock::time_point due((earliest + kCheckDelay - Clock::duration(1)) /
-                                        kCheckDelay * kCheckDelay);
-            booked.push_back(Check{me, visit, due});
+            bool wake_watch;
+            {
+                std::lock_guard lock(booked_mutex);
+                // Due on the delay's grid, as the library's checks are: the
+                // watch wakes once for all the checks of a step.
+                const auto earliest = (Clock::now() + kCheckDelay).time_since_epoch();
+                const Clock::time_point due((earliest + kCheckDelay - Clock::duration(1)) /
+                                            kCheckDelay * kCheckDelay);
+                booked.push_back(Check{me, visit, due});
+                wake_watch = std::exchange(sleeps_for_good, false);
+            }
+            const std::uint64_t one = 1;
+            if (wake_watch) (void)!::write(wake, &one, sizeof one);
         }
         ::epoll_ctl(shared, EPOLL_CTL_DEL, fd, nullptr);
         reader_word.store(1);
@@ -429,6 +445,7 @@ void raw_watch_streams(const Load& load, Tally& tally) {
     (void)!::write(stop, &one, sizeof one);
     watcher.join();
     ::close(stop);
+    ::close(wake);
     ::close(shared);
     std::fprintf(stderr, "chat_load: raw-watch: the watch found a stream away %llu times\n",
                  static_cast<unsigned long long>(found_away.load()));
