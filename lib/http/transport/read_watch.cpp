@@ -213,10 +213,6 @@ bool ReadWatch::check_later(const Entry& entry, std::uint32_t visit) noexcept {
 }
 
 int ReadWatch::take_booked_checks() noexcept {
-    if (checks_head_ == checks_.size()) {
-        checks_.clear();
-        checks_head_ = 0;
-    }
     std::lock_guard lock(booked_mutex_);
     try {
         checks_.insert(checks_.end(), booked_.begin(), booked_.end());
@@ -237,12 +233,10 @@ void ReadWatch::make_due_checks() noexcept {
     const Clock::time_point now = Clock::now();
     for (; checks_head_ < checks_.size() && checks_[checks_head_].due <= now; ++checks_head_) {
         const Check& check = checks_[checks_head_];
-        const auto slot = static_cast<std::uint32_t>(check.key);
-        if (slot < slots_.size() && key_of(slot, slots_[slot].generation) == check.key &&
-            slots_[slot].target)
-            slots_[slot].target->check_due(check.visit);
+        if (WatchTarget* target = target_of(check.key)) target->check_due(check.visit);
     }
-    // The checks made leave the front once they are half the vector.
+    // The checks made leave the front once they are half the vector (all
+    // of it once every check is made).
     if (checks_head_ > 0 && checks_head_ * 2 >= checks_.size()) {
         checks_.erase(checks_.begin(), checks_.begin() + static_cast<std::ptrdiff_t>(checks_head_));
         checks_head_ = 0;
@@ -268,13 +262,16 @@ void ReadWatch::watch() noexcept {
                 [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &count, sizeof count);
                 continue;
             }
-            const auto slot = static_cast<std::uint32_t>(key);
-            if (slot < slots_.size() && key_of(slot, slots_[slot].generation) == key &&
-                slots_[slot].target)
-                slots_[slot].target->socket_ready();
+            if (WatchTarget* target = target_of(key)) target->socket_ready();
         }
         make_due_checks();
     }
+}
+
+WatchTarget* ReadWatch::target_of(std::uint64_t key) const noexcept {
+    const auto slot = static_cast<std::uint32_t>(key);
+    if (slot >= slots_.size() || key_of(slot, slots_[slot].generation) != key) return nullptr;
+    return slots_[slot].target;
 }
 
 }  // namespace nous::http::detail

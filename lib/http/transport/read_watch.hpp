@@ -62,6 +62,9 @@ class ReadWatch {
     int take_booked_checks() noexcept;
     /// Under the table's lock: every check due by now, made.
     void make_due_checks() noexcept;
+    /// Under the table's lock: the target an event's or a check's key
+    /// names, nullptr once its entry left the watch.
+    WatchTarget* target_of(std::uint64_t key) const noexcept;
 
     struct Slot {
         WatchTarget* target = nullptr;
