@@ -82,3 +82,24 @@ TEST_CASE("deep JSON crashes the process: parse_json, NDJSON and JSON-array item
     CHECK(e2->code == ErrorCode::malformed_stream);
     CHECK(out.empty());
 }
+
+TEST_CASE("a number past a double's range is refused, never held as infinity") {
+    // RapidJSON 1.1 reads "1.8e308" as infinity without an error, and its
+    // Writer stops at infinity: sent on, the value would be broken JSON.
+    for (const char* text : {"1.8e308", "[1,{\"n\":-1.8e308}]", "{\"a\":[[2e308]]}"}) {
+        INFO(text);
+        auto parsed = parse_json(text);
+        REQUIRE_FALSE(parsed.ok());
+        CHECK(parsed.error().code == ErrorCode::protocol);
+        CHECK_THAT(parsed.error().message, Catch::Contains("range of a double"));
+    }
+    // The largest double and the smallest denormal are in range; an
+    // underflow reads as zero, as a double would.
+    for (const char* text : {"1.7976931348623157e308", "[-1.7976931348623157e308]", "4.9e-324",
+                             "1e-400", "123456789012345678901234567890"}) {
+        INFO(text);
+        auto parsed = parse_json(text);
+        REQUIRE(parsed.ok());
+        CHECK(to_json(*parsed.value()).find("inf") == std::string::npos);
+    }
+}

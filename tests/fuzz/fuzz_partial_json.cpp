@@ -97,9 +97,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (first == 0xEF || first == 0xBB || first == 0xBF) return 0;
     }
     auto doc = nous::http::parse_json(text);
-    // RapidJSON refuses an exponent past 308 even on a zero ("0e400"): we
-    // refuse only a number that is infinite as a double.
-    if (!doc && ok && doc.error().message.find("Number too big") != std::string::npos) return 0;
     nous::fuzz::require(static_cast<bool>(doc) == ok);
     if (ok) nous::fuzz::require(same(whole.value(), *doc.value()));
     return 0;

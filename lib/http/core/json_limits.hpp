@@ -6,6 +6,7 @@
 
 #include <rapidjson/document.h>
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -20,8 +21,30 @@ using limits::max_json_depth;
 /// Does not validate anything else.
 bool json_depth_within(std::string_view text, std::size_t max_depth = max_json_depth) noexcept;
 
+/// True when every number in `value` is finite. RapidJSON 1.1 reads a number
+/// past the double range ("1e308" is in range, "1.8e308" is not) as infinity
+/// without an error, and its Writer cannot write infinity back: it stops
+/// mid-document, so a value read from a server and sent on would go out as
+/// broken JSON. Call only on a value whose depth was checked (it recurses).
+template <typename Value>
+bool numbers_finite(const Value& value) noexcept {
+    if (value.IsDouble()) return std::isfinite(value.GetDouble());
+    if (value.IsArray()) {
+        for (const auto& element : value.GetArray())
+            if (!numbers_finite(element)) return false;
+    } else if (value.IsObject()) {
+        for (const auto& member : value.GetObject())
+            if (!numbers_finite(member.value)) return false;
+    }
+    return true;
+}
+
+/// What a document holding an infinite number is refused with.
+inline constexpr const char* kNumberOutOfRange = "a JSON number outside the range of a double";
+
 /// Parses `text` into `doc` (which may be a rapidjson::Document of any
-/// allocator); false with `why` set on a parse error or excessive depth.
+/// allocator); false with `why` set on a parse error, excessive depth or an
+/// infinite number.
 template <typename Doc>
 bool parse_json_limited(Doc& doc, std::string_view text, std::string* why = nullptr) {
     if (!json_depth_within(text)) {
@@ -31,6 +54,10 @@ bool parse_json_limited(Doc& doc, std::string_view text, std::string* why = null
     doc.Parse(text.data(), text.size());
     if (doc.HasParseError()) {
         if (why) *why = "invalid JSON at offset " + std::to_string(doc.GetErrorOffset());
+        return false;
+    }
+    if (!numbers_finite(doc)) {
+        if (why) *why = kNumberOutOfRange;
         return false;
     }
     return true;

@@ -28,6 +28,7 @@ Result<std::shared_ptr<rapidjson::Document>> parse_json(std::string_view text) {
         return Error(ErrorCode::protocol, std::string("invalid JSON at offset ") +
                                               std::to_string(doc->GetErrorOffset()) + ": " +
                                               rapidjson::GetParseError_En(doc->GetParseError()));
+    if (!detail::numbers_finite(*doc)) return Error(ErrorCode::protocol, detail::kNumberOutOfRange);
     return doc;
 }
 

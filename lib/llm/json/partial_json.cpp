@@ -6,9 +6,10 @@
 
 #include "nous/llm/partial_json.hpp"
 
+#include <rapidjson/reader.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,25 @@ bool is_json_number(std::string_view s) {
         if (!digits()) return false;
     }
     return i == s.size();
+}
+
+/// Whether the library's whole-document reader (RapidJSON, through
+/// nous::http::parse_json) takes `number`, valid JSON number text, as a finite
+/// double. The two readers must give one verdict on the same answer, and
+/// RapidJSON rounds at the edge of the range its own way: to it
+/// "1.7976931348623158e308" is infinite where strtod reads DBL_MAX, and it
+/// refuses any exponent past 308 ("0e400").
+bool whole_reader_takes(const std::string& number) {
+    struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
+        bool finite = true;
+        bool Double(double d) {
+            finite = std::isfinite(d);
+            return true;
+        }
+    } handler;
+    rapidjson::Reader reader;  // its stack is allocated only for strings: none here
+    rapidjson::StringStream in(number.c_str());
+    return !reader.Parse(in, handler).IsError() && handler.finite;
 }
 
 /// Bytes at the end of `s` that start a UTF-8 character not yet whole.
@@ -145,8 +165,7 @@ struct PartialJson::State {
 
     bool finish_number(std::size_t at) {
         if (!is_json_number(token)) return fail(at, "malformed number '" + token + "'");
-        if (std::isinf(std::strtod(token.c_str(), nullptr)))
-            return fail(at, "number too big: " + token);
+        if (!whole_reader_takes(token)) return fail(at, "number too big: " + token);
         place(JsonValue::Type::number).number = std::move(token);
         token.clear();
         lexeme = Lexeme::none;

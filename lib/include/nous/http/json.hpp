@@ -25,7 +25,9 @@ struct JsonResponse {
 Result<JsonResponse> post_json(std::string_view url, const rapidjson::Value& body,
                                const Headers& headers = {}, const Options& options = {});
 
-/// Parses `text`; a parse failure is an Error (protocol) with the offset.
+/// Parses `text`; a parse failure is an Error (protocol) with the offset. So
+/// is a number outside a double's range ("1e309"), which RapidJSON would
+/// otherwise hold as infinity and could not write back.
 Result<std::shared_ptr<rapidjson::Document>> parse_json(std::string_view text);
 
 }  // namespace nous::http
