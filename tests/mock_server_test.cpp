@@ -58,6 +58,36 @@ TEST_CASE("mock server: a request body nested a million deep is a 400, and the s
     CHECK(after.ok());
 }
 
+TEST_CASE("mock server: a number past a double's range is a 400, never a broken answer") {
+    // Held as infinity, a schema's const was echoed as `{"a":}`.
+    MockServer server;
+    server.start();
+    Options options;
+    options.max_retries = 0;
+    const std::string schema_const =
+        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":)"
+        R"({"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object",)"
+        R"("properties":{"a":{"const":1.8e308}},"required":["a"],"additionalProperties":false}}}})";
+    const std::string temperature =
+        R"({"model":"m","temperature":-1.8e308,"messages":[{"role":"user","content":"hi"}]})";
+    for (const auto& [route, body] : std::vector<std::pair<std::string, std::string>>{
+             {"/v1/chat/completions", schema_const},
+             {"/v1/chat/completions", temperature},
+             {"/v1/embeddings", R"({"model":"e","input":"t","dimensions":2e308})"}}) {
+        INFO(route << " " << body);
+        auto r = post(server.base_url() + route, body, {}, options);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 400);
+        CHECK_THAT(r.error().body, Catch::Contains("range of a double"));
+    }
+    // The largest double is a number like any other.
+    auto fine = post(
+        server.base_url() + "/v1/chat/completions",
+        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"n":1.7976931348623157e308})",
+        {}, options);
+    CHECK(fine.ok());
+}
+
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;

@@ -10,12 +10,15 @@
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <future>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "cli_run.hpp"
 #include "fault_server.hpp"
+#include "llm/telemetry/otlp_json.hpp"
 #include "llm/telemetry/trace_ids.hpp"
 #include "nous/http/client.hpp"
 #include "nous/llm/chat.hpp"
@@ -659,4 +662,23 @@ TEST_CASE(
     CHECK(exported.out == plain.out);
     CHECK(exported.err.find("OTLP export failed") != std::string::npos);
     CHECK(exported.err.find("OTLPSECRET") == std::string::npos);
+}
+
+TEST_CASE("otlp: a double that is not finite is written as the protobuf JSON mapping's string") {
+    // A Writer writes nothing for NaN or infinity: the batch would be broken JSON.
+    nous::llm::detail::OtlpSource source;
+    source.resource = {{"a.nan", std::nan("")},
+                       {"b.inf", std::numeric_limits<double>::infinity()},
+                       {"c.neg", -std::numeric_limits<double>::infinity()},
+                       {"d.one", 1.5}};
+    const std::string json = nous::llm::detail::traces_request_json(source, {});
+    rapidjson::Document d;
+    d.Parse(json.c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    const auto& attrs = d["resourceSpans"][0]["resource"]["attributes"];
+    REQUIRE(attrs.Size() == 4);
+    CHECK(std::string(attrs[0]["value"]["doubleValue"].GetString()) == "NaN");
+    CHECK(std::string(attrs[1]["value"]["doubleValue"].GetString()) == "Infinity");
+    CHECK(std::string(attrs[2]["value"]["doubleValue"].GetString()) == "-Infinity");
+    CHECK(attrs[3]["value"]["doubleValue"].GetDouble() == 1.5);
 }

@@ -9,7 +9,9 @@
 #include <rapidjson/writer.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -126,6 +128,37 @@ TEST_CASE("tool_choice words: auto, none, required in each provider's spelling")
             CHECK(at(*doc, p == Provider::gemini ? "/toolConfig" : "/tool_choice") ==
                   expected[pi][wi]);
         }
+    }
+}
+
+TEST_CASE("a temperature or top_p that is not a finite number in range is refused before a byte") {
+    // A Writer writes nothing for NaN or infinity and goes on: the body would
+    // be broken JSON, sent.
+    const double inf = std::numeric_limits<double>::infinity();
+    for (const Provider provider : {Provider::openai, Provider::openai_responses,
+                                    Provider::anthropic, Provider::gemini, Provider::bedrock}) {
+        struct Bad {
+            const char* field;
+            double value;
+        };
+        for (const Bad bad : {Bad{"temperature", std::nan("")}, Bad{"temperature", inf},
+                              Bad{"temperature", -inf}, Bad{"temperature", -0.5},
+                              Bad{"top_p", std::nan("")}, Bad{"top_p", inf}, Bad{"top_p", 1.5}}) {
+            INFO(to_string(provider) << " " << bad.field << " " << bad.value);
+            ChatRequest r = basic(provider);
+            (std::string_view(bad.field) == "top_p" ? r.top_p : r.temperature) = bad.value;
+            auto call = build_chat_call(r);
+            REQUIRE_FALSE(call);
+            CHECK(call.error().code == ErrorCode::invalid_argument);
+            CHECK_THAT(call.error().message, Catch::Contains(bad.field));
+        }
+        // In range it is taken (Bedrock's call would need AWS credentials first).
+        if (provider == Provider::bedrock) continue;
+        ChatRequest r = basic(provider);
+        r.temperature = 0;
+        auto fine = build_chat_call(r);
+        INFO(to_string(provider) << ": " << (fine ? "" : fine.error().message));
+        CHECK(fine);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "finite_numbers.hpp"
 #include "replies/reply_format.hpp"
 #include "structured_replies.hpp"
 #include "token_counts.hpp"
@@ -95,10 +96,14 @@ bool read_json_object(const MockRequest& request, rapidjson::Document& doc, Mock
     // Iterative: a client's deeply nested body cannot exhaust the
     // connection thread's stack (the recursive parser would).
     doc.Parse<rapidjson::kParseIterativeFlag>(request.body.c_str(), request.body.size());
-    if (!doc.HasParseError() && doc.IsObject()) return true;
+    const char* why = doc.HasParseError() || !doc.IsObject() ? "request body is not a JSON object"
+                      : !numbers_finite(doc)
+                          ? "request body holds a number outside the range of a double"
+                          : nullptr;
+    if (!why) return true;
     error.status = 400;
     error.body =
-        R"({"error":{"message":"request body is not a JSON object","type":"invalid_request_error"}})";
+        std::string(R"({"error":{"message":")") + why + R"(","type":"invalid_request_error"}})";
     return false;
 }
 

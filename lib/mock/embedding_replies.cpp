@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chat_requests.hpp"
+#include "finite_numbers.hpp"
 
 namespace nous::http::mock {
 
@@ -152,6 +153,9 @@ bool embedding_reply(const EmbeddingRoute& route, const MockRequest& request, st
     doc.Parse<rapidjson::kParseIterativeFlag>(request.body.c_str(), request.body.size());
     if (doc.HasParseError() || !doc.IsObject())
         return refuse(error, route.format, "request body is not a JSON object");
+    if (!numbers_finite(doc))
+        return refuse(error, route.format,
+                      "request body holds a number outside the range of a double");
     std::vector<float> row;
     input_tokens = 0;
     if (route.format == Format::gemini) {

@@ -2,6 +2,8 @@
 // every format shares, then the format's URL, headers and body
 // (formats/wire_format.hpp), then the caller's headers.
 
+#include <cmath>
+
 #include "formats/prompt_cache.hpp"
 #include "formats/wire_format.hpp"
 #include "nous/http/json.hpp"
@@ -47,6 +49,9 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
         if (choice->mode == ToolChoice::Mode::required && request.tools.empty())
             return invalid("tool_choice required needs tools");
     }
+    // Not finite, a number would stop the body's writer half-way: refused here.
+    if (request.temperature && !(std::isfinite(*request.temperature) && *request.temperature >= 0))
+        return invalid("temperature must be a finite number, 0 or more");
     if (request.top_p && !(*request.top_p >= 0 && *request.top_p <= 1))
         return invalid("top_p must be between 0 and 1");
     return parsed;

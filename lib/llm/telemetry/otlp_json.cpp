@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include <charconv>
+#include <cmath>
 #include <string_view>
 
 #include "json/json_string.hpp"
@@ -22,6 +23,18 @@ void key(Writer& w, std::string_view k) {
 void text(Writer& w, std::string_view v) {
     w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
 }
+/// A double as the protobuf JSON mapping writes it: a number, or "NaN",
+/// "Infinity" or "-Infinity" as a string. A Writer refuses those as numbers
+/// and writes nothing, which would leave the whole batch broken JSON (a
+/// price the application set to infinity, an attribute of NaN).
+void number(Writer& w, double v) {
+    if (std::isfinite(v)) {
+        w.Double(v);
+    } else {
+        text(w, std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+    }
+}
+
 /// The protobuf JSON mapping writes 64-bit integers as decimal strings.
 void int64_string(Writer& w, std::int64_t v) { text(w, std::to_string(v)); }
 void uint64_string(Writer& w, std::uint64_t v) { text(w, std::to_string(v)); }
@@ -36,7 +49,7 @@ void any_value(Writer& w, const AttributeValue& value) {
         int64_string(w, *i);
     } else if (const auto* d = std::get_if<double>(&value)) {
         key(w, "doubleValue");
-        w.Double(*d);
+        number(w, *d);
     } else if (const auto* list = std::get_if<std::vector<std::string>>(&value)) {
         key(w, "arrayValue");
         w.StartObject();
@@ -136,14 +149,14 @@ void histogram_point(Writer& w, const Attributes& attrs, const Histogram& h,
     key(w, "count");
     uint64_string(w, h.count);
     key(w, "sum");
-    w.Double(h.sum);
+    number(w, h.sum);
     key(w, "bucketCounts");
     w.StartArray();
     for (std::uint64_t n : h.buckets) uint64_string(w, n);
     w.EndArray();
     key(w, "explicitBounds");
     w.StartArray();
-    for (double b : bounds) w.Double(b);
+    for (double b : bounds) number(w, b);
     w.EndArray();
     w.EndObject();
 }
@@ -362,7 +375,7 @@ std::string metrics_request_json(const OtlpSource& source,
             if (!s.cost_known) continue;
             open_point(w, series_attributes(s), span);
             key(w, "asDouble");
-            w.Double(s.cost_usd);
+            number(w, s.cost_usd);
             w.EndObject();
         }
         close_metric(w, true);

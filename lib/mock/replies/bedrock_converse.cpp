@@ -3,6 +3,7 @@
 // (messageStart, reasoning and text content blocks, a toolUse block,
 // messageStop, metadata with the usage), each message one binary frame.
 
+#include "finite_numbers.hpp"
 #include "nous/http/decoder.hpp"
 #include "replies/reply_format.hpp"
 #include "replies/request_fields.hpp"
@@ -135,7 +136,9 @@ class BedrockReply final : public ReplyFormat {
         // connection's thread until its next request (read at once by the caller).
         thread_local rapidjson::Document parsed;
         parsed.Parse<rapidjson::kParseIterativeFlag>(text->GetString(), text->GetStringLength());
-        return parsed.HasParseError() || !parsed.IsObject() ? nullptr : &parsed;
+        // A schema past a double's range is no schema, as one that is not JSON.
+        return parsed.HasParseError() || !parsed.IsObject() || !numbers_finite(parsed) ? nullptr
+                                                                                       : &parsed;
     }
     std::optional<std::string> chosen_tool(const rapidjson::Value& doc,
                                            const std::string& first) const override {
