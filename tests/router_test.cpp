@@ -8,7 +8,9 @@
 #include "nous/llm/router.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -508,6 +510,18 @@ TEST_CASE("the router file: strategies, limits, keys from their variables, error
     RouterConfig twice;
     twice.deployments = {d, d};
     CHECK_FALSE(Router::create(twice));
+    // A weight must be a number the draw can sum: not NaN, infinite, or so
+    // large that two of them overflow.
+    for (const double weight :
+         {std::nan(""), std::numeric_limits<double>::infinity(), -1.0, 1.7e308}) {
+        INFO(weight);
+        RouterConfig weighted;
+        weighted.deployments = {d};
+        weighted.deployments[0].weight = weight;
+        auto r = Router::create(weighted);
+        REQUIRE_FALSE(r);
+        CHECK_THAT(r.error().message, Catch::Contains("weight"));
+    }
     RouterConfig bad_url;
     bad_url.deployments = {d};
     bad_url.shared_state = "memcached://x";

@@ -44,6 +44,10 @@ std::optional<RouteStrategy> route_strategy_from_name(std::string_view name) {
 Router::Router(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Router::~Router() = default;
 
+/// The largest weight: weights are relative, and a million deployments
+/// of it still sum to a finite double.
+constexpr double kMaxWeight = 1e9;
+
 Result<std::unique_ptr<Router>> Router::create(RouterConfig config) {
     auto invalid = [](std::string m) { return Error(ErrorCode::invalid_argument, std::move(m)); };
     if (config.deployments.empty()) return invalid("a router needs at least one deployment");
@@ -53,7 +57,10 @@ Result<std::unique_ptr<Router>> Router::create(RouterConfig config) {
         for (const auto& l : limits)
             if (l.name == d.name) return invalid("two deployments are named '" + d.name + "'");
         if (d.model.empty()) return invalid("deployment '" + d.name + "' needs a model");
-        if (!(d.weight >= 0)) return invalid("deployment '" + d.name + "': weight below 0");
+        // Bounded, so that no sum of weights overflows to infinity (the draw
+        // in proportion to them would then pick by accident).
+        if (!(d.weight >= 0 && d.weight <= kMaxWeight))
+            return invalid("deployment '" + d.name + "': weight must be from 0 to 1e9");
         for (const auto& limit : {d.rpm, d.tpm, d.max_concurrency})
             if (limit && *limit < 1)
                 return invalid("deployment '" + d.name +

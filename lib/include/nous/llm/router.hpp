@@ -40,8 +40,8 @@ struct Deployment {
     /// Bedrock: the region; Vertex: the project and location (each replaces
     /// the request's; empty: the platform's variables).
     std::string region{}, project{}, location{};
-    /// `weighted`: its share of first choices. 0: never chosen first, only
-    /// failed over to (a fallback).
+    /// `weighted`: its share of first choices, from 0 to 1e9. 0: never
+    /// chosen first, only failed over to (a fallback).
     double weight = 1;
     /// Requests and tokens per minute it may take (minute windows aligned to
     /// the clock's); unset: only what the provider's headers report.
@@ -105,7 +105,8 @@ struct RouteReport {
 class Router {
   public:
     /// invalid_argument for a config it cannot run: no deployment, a name
-    /// missing or repeated, a model missing, a weight below 0, a limit below 1,
+    /// missing or repeated, a model missing, a weight outside 0 to 1e9 (NaN
+    /// too), a limit below 1,
     /// a shared_state that is not a redis:// URL.
     static Result<std::unique_ptr<Router>> create(RouterConfig config);
     ~Router();
