@@ -162,6 +162,47 @@ TEST_CASE("a temperature or top_p that is not a finite number in range is refuse
     }
 }
 
+TEST_CASE("a tool call whose arguments are not a JSON object is refused where input is an object") {
+    // Anthropic's input, Gemini's args and Converse's input are objects: the
+    // arguments were sent as {} in the model's name, and a number past a
+    // double's range broke the body.
+    for (const std::string arguments :
+         {"{\"city\":\"Par", "[1,2]", "\"text\"", "{\"x\":1.8e308}"}) {
+        for (const Provider provider : {Provider::openai, Provider::openai_responses,
+                                        Provider::anthropic, Provider::gemini, Provider::bedrock}) {
+            INFO(to_string(provider) << " " << arguments);
+            ChatRequest r = basic(provider);
+            ChatMessage call;
+            call.role = "assistant";
+            call.tool_calls = {{"call_1", "weather", arguments, ""}};
+            r.messages.push_back(call);
+            r.messages.push_back(ChatMessage{"tool", "sunny"});
+            r.messages.back().tool_call_id = "call_1";
+            auto built = build_chat_call(r);
+            if (provider == Provider::openai || provider == Provider::openai_responses) {
+                // Their arguments are a string: sent as the model wrote them.
+                REQUIRE(built);
+                continue;
+            }
+            REQUIRE_FALSE(built);
+            CHECK(built.error().code == ErrorCode::invalid_argument);
+            CHECK_THAT(built.error().message,
+                       Catch::Contains("call_1") && Catch::Contains("not a JSON object"));
+        }
+    }
+    // Empty arguments are the empty object.
+    ChatRequest r = basic(Provider::anthropic);
+    ChatMessage call;
+    call.role = "assistant";
+    call.tool_calls = {{"call_1", "now", "", ""}};
+    r.messages.push_back(call);
+    r.messages.push_back(ChatMessage{"tool", "noon"});
+    r.messages.back().tool_call_id = "call_1";
+    auto built = build_chat_call(r);
+    REQUIRE(built);
+    CHECK_THAT(built->body, Catch::Contains(R"("input":{})"));
+}
+
 TEST_CASE("a field the provider does not take is invalid_argument naming it and the provider") {
     struct Case {
         Provider provider;

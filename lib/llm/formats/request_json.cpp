@@ -22,7 +22,7 @@ void key_string(Writer& w, const char* key, std::string_view value) {
 void raw_json(Writer& w, const rapidjson::Value& value) { value.Accept(w); }
 
 /// A tool call's arguments as a JSON object (Anthropic's `input`, Gemini's
-/// `args`): the text parsed, the empty object when it is empty or not an object.
+/// `args`): the text parsed, the empty object when it is empty.
 void arguments_object(Writer& w, const std::string& arguments) {
     auto doc = nous::http::parse_json(arguments.empty() ? "{}" : arguments);
     if (doc && doc.value()->IsObject()) {
@@ -31,6 +31,22 @@ void arguments_object(Writer& w, const std::string& arguments) {
         w.StartObject();
         w.EndObject();
     }
+}
+
+std::optional<Error> tool_arguments_check(const ChatRequest& request, const WireFormat& format) {
+    for (const ChatMessage& m : request.messages)
+        for (const ToolCall& call : m.tool_calls) {
+            if (call.arguments.empty()) continue;
+            auto doc = nous::http::parse_json(call.arguments);
+            if (doc && doc.value()->IsObject()) continue;
+            return Error(nous::http::ErrorCode::invalid_argument,
+                         "tool call '" + call.id + "' (" + call.name +
+                             "): its arguments are not a JSON object, which " +
+                             std::string(format.name()) +
+                             " takes as the call's input (refused before sending: never sent "
+                             "altered)");
+        }
+    return std::nullopt;
 }
 
 /// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.

@@ -20,8 +20,14 @@ void key_string(Writer& w, const char* key, std::string_view value);
 /// Writes a parsed JSON value.
 void raw_json(Writer& w, const rapidjson::Value& value);
 /// A tool call's arguments as a JSON object (Anthropic's `input`, Gemini's
-/// `args`): the text parsed, the empty object when it is empty or not an object.
+/// `args`): the text parsed, the empty object when it is empty (anything else
+/// that is not an object was refused by tool_arguments_check).
 void arguments_object(Writer& w, const std::string& arguments);
+/// For the formats that take a tool call's input as an object: a call in the
+/// conversation whose arguments are neither empty nor a JSON object (a
+/// model's cut-off text, a number past a double's range) is refused, never
+/// sent as `{}` in the model's name.
+std::optional<Error> tool_arguments_check(const ChatRequest& request, const WireFormat& format);
 /// {"type"?, "name", "description"?, <schema_key>: schema, "strict"?}: a
 /// tool in any of the formats; `has_strict`: the format has the field, and
 /// it is written, true or false.

@@ -65,6 +65,9 @@ class Bedrock final : public WireFormat {
     }
     std::optional<Error> check(const ChatRequest& request,
                                const RequestJson& parsed) const override {
+        // The request's own checks first: the credentials' search may ask
+        // the network (EC2's instance metadata) for a request refused anyway.
+        if (auto bad = converse_check(request, parsed, *this)) return bad;
         if (aws_region(request.region).empty())
             return invalid("bedrock needs a region: AWS_REGION or AWS_DEFAULT_REGION (--region)");
         if (request.api_key.empty()) {
@@ -72,7 +75,7 @@ class Bedrock final : public WireFormat {
             if (!aws_credentials(tried))
                 return invalid("bedrock needs credentials: AWS_BEARER_TOKEN_BEDROCK, or " + tried);
         }
-        return converse_check(request, parsed, *this);
+        return std::nullopt;
     }
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {

@@ -310,6 +310,7 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
             "the breakpoints, system, tools or last)",
             format);
     if (auto bad = tools_check(request, parsed, format, anthropic_break)) return bad;
+    if (auto bad = tool_arguments_check(request, format)) return bad;
     if (auto bad = image_detail_check(request, format, false)) return bad;
     for (const ChatMessage& m : request.messages)
         for (const ContentPart& part : m.parts) {
