@@ -58,7 +58,7 @@ TEST_CASE("mock server: a request body nested a million deep is a 400, and the s
     CHECK(after.ok());
 }
 
-TEST_CASE("mock server: a number past a double's range is a 400, never a broken answer") {
+TEST_CASE("mock server: a number past a double's range, or text not UTF-8, is a 400") {
     // Held as infinity, a schema's const was echoed as `{"a":}`.
     MockServer server;
     server.start();
@@ -79,6 +79,18 @@ TEST_CASE("mock server: a number past a double's range is a 400, never a broken 
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().status == 400);
         CHECK_THAT(r.error().body, Catch::Contains("range of a double"));
+    }
+    // JSON is UTF-8: a body that is not is refused, as a provider refuses it.
+    for (const char* route : {"/v1/chat/completions", "/v1/embeddings"}) {
+        INFO(route);
+        auto latin1 =
+            post(server.base_url() + route,
+                 "{\"model\":\"m\",\"input\":\"caf\xe9\",\"messages\":[{\"role\":\"user\","
+                 "\"content\":\"caf\xe9\"}]}",
+                 {}, options);
+        REQUIRE_FALSE(latin1.ok());
+        CHECK(latin1.error().status == 400);
+        CHECK_THAT(latin1.error().body, Catch::Contains("not UTF-8"));
     }
     // The largest double is a number like any other.
     auto fine = post(

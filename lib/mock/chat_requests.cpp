@@ -95,8 +95,12 @@ std::optional<ChatRoute> chat_route(const std::string& method, const std::string
 bool read_json_object(const MockRequest& request, rapidjson::Document& doc, MockResponse& error) {
     // Iterative: a client's deeply nested body cannot exhaust the
     // connection thread's stack (the recursive parser would).
-    doc.Parse<rapidjson::kParseIterativeFlag>(request.body.c_str(), request.body.size());
-    const char* why = doc.HasParseError() || !doc.IsObject() ? "request body is not a JSON object"
+    // JSON is UTF-8: a provider refuses a body that is not, and so does the mock.
+    doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
+        request.body.c_str(), request.body.size());
+    const char* why = doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding
+                          ? "request body is not UTF-8"
+                      : doc.HasParseError() || !doc.IsObject() ? "request body is not a JSON object"
                       : !numbers_finite(doc)
                           ? "request body holds a number outside the range of a double"
                           : nullptr;

@@ -6,6 +6,7 @@
 
 #include "formats/prompt_cache.hpp"
 #include "formats/wire_format.hpp"
+#include "json/utf8_check.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/request.hpp"
 
@@ -124,6 +125,34 @@ std::optional<Error> check_messages(const ChatRequest& r) {
     return std::nullopt;
 }
 
+/// What in `r` holds text that is not UTF-8, for the error (its path only).
+std::string where_not_utf8(const ChatRequest& r) {
+    auto bad = [](std::string_view text) { return detail::first_invalid_utf8(text).has_value(); };
+    if (bad(r.system)) return "the system prompt";
+    for (std::size_t i = 0; i < r.messages.size(); ++i) {
+        const ChatMessage& m = r.messages[i];
+        bool found = bad(m.content) || bad(m.tool_call_id);
+        for (const ContentPart& part : m.parts) found = found || bad(part.text);
+        for (const ToolCall& call : m.tool_calls)
+            found = found || bad(call.id) || bad(call.name) || bad(call.arguments);
+        if (found) return "message " + std::to_string(i);
+    }
+    for (const ToolSpec& tool : r.tools)
+        if (bad(tool.name) || bad(tool.description)) return "a tool's name or description";
+    return "a field of the request";
+}
+
+/// The body is JSON, which is UTF-8: text that is not would reach the
+/// provider as a body it cannot parse (RapidJSON copies a string's bytes).
+std::optional<Error> utf8_check(const ChatRequest& r, std::string_view body) {
+    const auto at = detail::first_invalid_utf8(body);
+    if (!at) return std::nullopt;
+    static constexpr char hex[] = "0123456789ABCDEF";
+    const auto byte = static_cast<unsigned char>(body[*at]);
+    return invalid(where_not_utf8(r) + " is not UTF-8 (a byte 0x" + hex[byte >> 4] +
+                   hex[byte & 15] + " that begins no UTF-8 character): send text as UTF-8");
+}
+
 }  // namespace
 
 ToolChoice ToolChoice::from_name(std::string_view name) {
@@ -159,6 +188,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     format.write_body(w, request, schemas.value());
     call.body.assign(buffer.GetString(), buffer.GetSize());
     if (auto bad = finish_body(format, request, call.body)) return *bad;
+    if (auto bad = utf8_check(request, call.body)) return *bad;
     detail::add_caller_headers(call.headers, request.headers);
     if (auto bad = format.sign(call, request)) return *bad;
     return call;

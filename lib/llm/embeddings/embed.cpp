@@ -14,6 +14,7 @@
 #include "embeddings/body_reader.hpp"
 #include "embeddings/embedding_format.hpp"
 #include "embeddings/run_embed.hpp"
+#include "json/utf8_check.hpp"
 #include "nous/http/backend.hpp"
 #include "nous/http/stream.hpp"
 #include "nous/llm/result.hpp"
@@ -76,9 +77,13 @@ std::vector<Range> batches_of(const EmbedRequest& request, std::size_t batch_siz
 std::optional<Error> check(const EmbedRequest& request) {
     if (request.model.empty()) return invalid("an embeddings request needs a model");
     if (request.inputs.empty()) return invalid("an embeddings request needs at least one input");
-    for (std::size_t i = 0; i < request.inputs.size(); ++i)
+    for (std::size_t i = 0; i < request.inputs.size(); ++i) {
         if (request.inputs[i].empty())
             return invalid("input " + std::to_string(i) + " is empty (the providers refuse it)");
+        // JSON is UTF-8: the provider could not parse the body (a 400 naming nothing).
+        if (detail::first_invalid_utf8(request.inputs[i]))
+            return invalid("input " + std::to_string(i) + " is not UTF-8: send text as UTF-8");
+    }
     if (request.dimensions &&
         (*request.dimensions <= 0 ||
          static_cast<std::size_t>(*request.dimensions) > detail::EmbeddingMatrix::max_dimensions))

@@ -29,7 +29,8 @@ struct EmbedRequest {
     std::string model;     ///< required
     /// Azure: `api-version=V` on the query; empty: none.
     std::string api_version;
-    /// One row each, in this order; none may be empty (the providers refuse it).
+    /// One row each, in this order; none may be empty, and each is UTF-8 (the
+    /// providers refuse either).
     std::vector<std::string> inputs;
     /// OpenAI `dimensions`, Gemini `outputDimensionality`; unset: the model's own.
     std::optional<int> dimensions;
