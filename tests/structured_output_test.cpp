@@ -19,6 +19,7 @@
 #include "chat_body.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
+#include "nous/llm/embed.hpp"
 #include "nous/mock/mock_server.hpp"
 
 using namespace nous::llm;
@@ -201,6 +202,41 @@ TEST_CASE("a tool call whose arguments are not a JSON object is refused where in
     auto built = build_chat_call(r);
     REQUIRE(built);
     CHECK_THAT(built->body, Catch::Contains(R"("input":{})"));
+}
+
+TEST_CASE("a model that is not one path segment is refused where the URL names the model") {
+    // Gemini and Vertex AI put the model in the path: "x?alt=y", "../files"
+    // or "a/b" would send the request, and its key, elsewhere on the host.
+    for (const std::string model : {"gemini-pro?alt=json", "../../v1beta/files", "tuned/x", "a b",
+                                    "m#frag", "m%2F", "m:generateContent", "..", "m\r\nX: y"}) {
+        for (const Provider provider :
+             {Provider::gemini, Provider::vertex, Provider::vertex_anthropic}) {
+            INFO(to_string(provider) << " " << model);
+            ChatRequest r = basic(provider);
+            r.model = model;
+            auto call = build_chat_call(r);
+            REQUIRE_FALSE(call);
+            CHECK(call.error().code == ErrorCode::invalid_argument);
+            CHECK_THAT(call.error().message, Catch::Contains("path segment"));
+            CHECK(call.error().message.find('\n') == std::string::npos);
+        }
+        nous::llm::EmbedRequest embed;
+        embed.provider = Provider::gemini;
+        embed.base_url = "http://127.0.0.1:9";  // nothing listens
+        embed.model = model;
+        embed.inputs = {"x"};
+        auto rows = nous::llm::embed(embed);
+        REQUIRE_FALSE(rows);
+        CHECK_THAT(rows.error().message, Catch::Contains("path segment"));
+    }
+    // Every character of the providers' own names is taken: Vertex's Claude
+    // versions carry an '@'; OpenAI's formats send the model in the body.
+    ChatRequest r = basic(Provider::gemini);
+    r.model = "gemini-2.5-flash-preview-05-20";
+    CHECK(build_chat_call(r));
+    r = basic(Provider::openai);
+    r.model = "ft:gpt-4o-mini:org/custom?x";
+    CHECK(build_chat_call(r));
 }
 
 TEST_CASE("a field the provider does not take is invalid_argument naming it and the provider") {

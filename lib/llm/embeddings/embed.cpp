@@ -14,6 +14,7 @@
 #include "embeddings/body_reader.hpp"
 #include "embeddings/embedding_format.hpp"
 #include "embeddings/run_embed.hpp"
+#include "formats/request_json.hpp"
 #include "json/utf8_check.hpp"
 #include "nous/http/backend.hpp"
 #include "nous/http/stream.hpp"
@@ -259,6 +260,9 @@ Result<Embeddings> detail::run_embed(const EmbedRequest& request,
     const detail::EmbeddingFormat* format = wire.embeddings();
     if (!format) return invalid(std::string(wire.name()) + " has no embeddings API");
     if (auto bad = check(request)) return *bad;
+    // Gemini's embeddings name the model in the path, as its chat does.
+    if (request.provider == Provider::gemini)
+        if (auto bad = detail::model_in_path_check(request.model, wire.name())) return *bad;
     if (request.base_url.empty() && wire.default_base_url().empty())
         return invalid(std::string(wire.name()) + " needs a base URL");
     const std::string url = format->url(request, detail::base_url_of(wire, request.base_url));

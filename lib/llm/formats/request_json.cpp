@@ -3,6 +3,7 @@
 #include "formats/request_json.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "formats/schema_dialects.hpp"
 #include "nous/http/json.hpp"
@@ -47,6 +48,22 @@ std::optional<Error> tool_arguments_check(const ChatRequest& request, const Wire
                              "altered)");
         }
     return std::nullopt;
+}
+
+std::optional<Error> model_in_path_check(const std::string& model, std::string_view format_name) {
+    const bool one_segment =
+        model != "." && model != ".." && std::all_of(model.begin(), model.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+                   c == '_' || c == '~' || c == '@';
+        });
+    if (one_segment) return std::nullopt;
+    // Quoted only when printable: a control byte in an error forges log lines.
+    const bool printable =
+        std::all_of(model.begin(), model.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
+    return Error(nous::http::ErrorCode::invalid_argument,
+                 (printable ? "model '" + model + "'" : std::string("the model")) +
+                     " cannot be a path segment of " + std::string(format_name) +
+                     "'s URL: it takes A-Z a-z 0-9 - . _ ~ @ only");
 }
 
 /// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.

@@ -28,6 +28,11 @@ void arguments_object(Writer& w, const std::string& arguments);
 /// model's cut-off text, a number past a double's range) is refused, never
 /// sent as `{}` in the model's name.
 std::optional<Error> tool_arguments_check(const ChatRequest& request, const WireFormat& format);
+/// For the formats that put the model in the URL's path (Gemini, Vertex AI):
+/// a model that is not one path segment of A-Z a-z 0-9 - . _ ~ @ (a "/",
+/// "?", "#", "%", ":", a space, a dot segment) is refused: it would send the
+/// request, with its key, elsewhere on the provider's host.
+std::optional<Error> model_in_path_check(const std::string& model, std::string_view format_name);
 /// {"type"?, "name", "description"?, <schema_key>: schema, "strict"?}: a
 /// tool in any of the formats; `has_strict`: the format has the field, and
 /// it is written, true or false.

@@ -88,6 +88,7 @@ class Vertex final : public WireFormat {
     }
     std::optional<Error> check(const ChatRequest& request,
                                const RequestJson& parsed) const override {
+        if (auto bad = model_in_path_check(request.model, name_)) return bad;
         if (project_of(request).empty())
             return invalid(std::string(name_) +
                            " needs a project: GOOGLE_CLOUD_PROJECT (--project), or a key file "
