@@ -132,7 +132,7 @@ TEST_CASE("tool_choice words: auto, none, required in each provider's spelling")
     }
 }
 
-TEST_CASE("a temperature or top_p that is not a finite number in range is refused before a byte") {
+TEST_CASE("a temperature, top_p or max_tokens out of range is refused before a byte") {
     // A Writer writes nothing for NaN or infinity and goes on: the body would
     // be broken JSON, sent.
     const double inf = std::numeric_limits<double>::infinity();
@@ -152,6 +152,13 @@ TEST_CASE("a temperature or top_p that is not a finite number in range is refuse
             REQUIRE_FALSE(call);
             CHECK(call.error().code == ErrorCode::invalid_argument);
             CHECK_THAT(call.error().message, Catch::Contains(bad.field));
+        }
+        for (const int max_tokens : {0, -1}) {
+            ChatRequest r = basic(provider);
+            r.max_tokens = max_tokens;
+            auto call = build_chat_call(r);
+            REQUIRE_FALSE(call);
+            CHECK_THAT(call.error().message, Catch::Contains("max_tokens"));
         }
         // In range it is taken (Bedrock's call would need AWS credentials first).
         if (provider == Provider::bedrock) continue;

@@ -53,6 +53,8 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
     // Not finite, a number would stop the body's writer half-way: refused here.
     if (request.temperature && !(std::isfinite(*request.temperature) && *request.temperature >= 0))
         return invalid("temperature must be a finite number, 0 or more");
+    if (request.max_tokens && *request.max_tokens < 1)
+        return invalid("max_tokens must be 1 or more");
     if (request.top_p && !(*request.top_p >= 0 && *request.top_p <= 1))
         return invalid("top_p must be between 0 and 1");
     return parsed;
