@@ -431,6 +431,21 @@ std::string base_for(const std::string& provider, const std::string& server) {
 
 }  // namespace
 
+TEST_CASE("nouscli chat: a --max-tokens below 1 exits 2 before any connection, never dropped") {
+    ChatEnv env;
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        while (peer.read_request()) peer.send(ok_response("{}"));
+    });
+    for (const char* value : {"0", "-5"}) {
+        INFO(value);
+        auto r = nouscli({"chat", "Hi", "--model", "m", "--max-tokens", value, "--base-url",
+                          server.url() + "/v1"});
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Contains("max_tokens"));
+    }
+    CHECK(server.connections() == 0);
+}
+
 TEST_CASE(
     "nouscli chat prints the text for each provider, and --json the message with tool calls and "
     "usage") {

@@ -149,7 +149,8 @@ int chat_or_count(int argc, char** argv, bool count) {
     if (!reasoning.empty())
         request.reasoning_effort = nous::llm::reasoning_effort_from_name(reasoning);
     const bool show_reasoning = vm.count("show-reasoning") > 0;
-    if (max_tokens > 0) request.max_tokens = max_tokens;
+    // Given, it is sent as given: one below 1 is refused by the checks, not dropped.
+    if (vm.count("max-tokens")) request.max_tokens = max_tokens;
     request.stream = vm.count("no-stream") == 0;
     if (!request_options.apply(vm, request, bad)) return usage_error(command, bad);
     // Built here too for the checks and -v; run_chat builds the same call.
