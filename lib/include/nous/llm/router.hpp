@@ -106,8 +106,7 @@ class Router {
   public:
     /// invalid_argument for a config it cannot run: no deployment, a name
     /// missing or repeated, a model missing, a weight outside 0 to 1e9 (NaN
-    /// too), a limit below 1,
-    /// a shared_state that is not a redis:// URL.
+    /// too), a limit below 1, a shared_state that is not a redis:// URL.
     static Result<std::unique_ptr<Router>> create(RouterConfig config);
     ~Router();
     Router(const Router&) = delete;
