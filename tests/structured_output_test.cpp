@@ -198,6 +198,18 @@ TEST_CASE("a tool call whose arguments are not a JSON object is refused where in
                        Catch::Contains("call_1") && Catch::Contains("not a JSON object"));
         }
     }
+    {
+        // A model's id with a line break is not quoted: it would forge a log line.
+        ChatRequest r = basic(Provider::anthropic);
+        ChatMessage call;
+        call.role = "assistant";
+        call.tool_calls = {{"id\r\nforged: yes", "weather", "[1]", ""}};
+        r.messages.push_back(call);
+        auto built = build_chat_call(r);
+        REQUIRE_FALSE(built);
+        CHECK_THAT(built.error().message, Catch::Contains("not a JSON object"));
+        CHECK(built.error().message.find('\n') == std::string::npos);
+    }
     // Empty arguments are the empty object.
     ChatRequest r = basic(Provider::anthropic);
     ChatMessage call;

@@ -34,6 +34,18 @@ void arguments_object(Writer& w, const std::string& arguments) {
     }
 }
 
+namespace {
+
+/// `text` in quotes when every byte is printable ASCII, else `otherwise`: a
+/// control byte in an error message forges log lines.
+std::string quoted_if_printable(std::string_view text, std::string_view otherwise) {
+    const bool printable =
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
+    return printable ? "'" + std::string(text) + "'" : std::string(otherwise);
+}
+
+}  // namespace
+
 std::optional<Error> tool_arguments_check(const ChatRequest& request, const WireFormat& format) {
     for (const ChatMessage& m : request.messages)
         for (const ToolCall& call : m.tool_calls) {
@@ -41,7 +53,8 @@ std::optional<Error> tool_arguments_check(const ChatRequest& request, const Wire
             auto doc = nous::http::parse_json(call.arguments);
             if (doc && doc.value()->IsObject()) continue;
             return Error(nous::http::ErrorCode::invalid_argument,
-                         "tool call '" + call.id + "' (" + call.name +
+                         "tool call " + quoted_if_printable(call.id, "(its id unprintable)") +
+                             " (" + quoted_if_printable(call.name, "a name unprintable") +
                              "): its arguments are not a JSON object, which " +
                              std::string(format.name()) +
                              " takes as the call's input (refused before sending: never sent "
@@ -57,11 +70,8 @@ std::optional<Error> model_in_path_check(const std::string& model, std::string_v
                    c == '_' || c == '~' || c == '@';
         });
     if (one_segment) return std::nullopt;
-    // Quoted only when printable: a control byte in an error forges log lines.
-    const bool printable =
-        std::all_of(model.begin(), model.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
     return Error(nous::http::ErrorCode::invalid_argument,
-                 (printable ? "model '" + model + "'" : std::string("the model")) +
+                 "model " + quoted_if_printable(model, "(unprintable)") +
                      " cannot be a path segment of " + std::string(format_name) +
                      "'s URL: it takes A-Z a-z 0-9 - . _ ~ @ only");
 }
