@@ -29,7 +29,7 @@ declare -A dicts=(
 )
 for target in fuzz_http1_response fuzz_sse_decoder fuzz_ndjson_decoder fuzz_json_array_decoder fuzz_raw_decoder \
               fuzz_url fuzz_retry_hint fuzz_config fuzz_llm_deltas fuzz_rate_limit fuzz_json_scan \
-              fuzz_chunk_shape fuzz_partial_json fuzz_embeddings fuzz_mock_chat fuzz_aws_event_stream; do
+              fuzz_chunk_shape fuzz_partial_json fuzz_embeddings fuzz_mock_chat fuzz_aws_event_stream fuzz_utf8_check; do
   work=$(mktemp -d)
   log=$(mktemp)
   # New inputs go to a scratch corpus: the checked-in one changes only by hand.
