@@ -92,18 +92,19 @@ std::optional<ChatRoute> chat_route(const std::string& method, const std::string
     return std::nullopt;
 }
 
-bool read_json_object(const MockRequest& request, rapidjson::Document& doc, MockResponse& error) {
-    // Iterative: a client's deeply nested body cannot exhaust the
-    // connection thread's stack (the recursive parser would).
+const char* request_body_problem(const MockRequest& request, rapidjson::Document& doc) {
     // JSON is UTF-8: a provider refuses a body that is not, and so does the mock.
     doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
         request.body.c_str(), request.body.size());
-    const char* why = doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding
-                          ? "request body is not UTF-8"
-                      : doc.HasParseError() || !doc.IsObject() ? "request body is not a JSON object"
-                      : !numbers_finite(doc)
-                          ? "request body holds a number outside the range of a double"
-                          : nullptr;
+    if (doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding)
+        return "request body is not UTF-8";
+    if (doc.HasParseError() || !doc.IsObject()) return "request body is not a JSON object";
+    if (!numbers_finite(doc)) return "request body holds a number outside the range of a double";
+    return nullptr;
+}
+
+bool read_json_object(const MockRequest& request, rapidjson::Document& doc, MockResponse& error) {
+    const char* why = request_body_problem(request, doc);
     if (!why) return true;
     error.status = 400;
     error.body =

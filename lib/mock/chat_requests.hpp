@@ -31,6 +31,12 @@ std::optional<std::string> azure_deployment(const std::string& route, std::strin
 /// /v1/messages, /v1beta/models/M:generateContent or :streamGenerateContent.
 std::optional<ChatRoute> chat_route(const std::string& method, const std::string& path);
 
+/// Parses a request's body into `doc` as a provider reads it: nullptr when
+/// it is a JSON object of UTF-8 text whose numbers are all finite, else why
+/// it is refused. Iterative: a deeply nested body cannot exhaust the
+/// connection thread's stack.
+const char* request_body_problem(const MockRequest& request, rapidjson::Document& doc);
+
 /// A request's body as a JSON object; false (and `error`, a 400 in
 /// OpenAI's error shape) for anything else.
 bool read_json_object(const MockRequest& request, rapidjson::Document& doc, MockResponse& error);

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "chat_requests.hpp"
-#include "finite_numbers.hpp"
 
 namespace nous::http::mock {
 
@@ -150,16 +149,8 @@ std::optional<EmbeddingRoute> embedding_route(const std::string& method, const s
 bool embedding_reply(const EmbeddingRoute& route, const MockRequest& request, std::string& body,
                      std::int64_t& input_tokens, MockResponse& error) {
     rapidjson::Document doc;
-    // JSON is UTF-8: a provider refuses a body that is not, and so does the mock.
-    doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
-        request.body.c_str(), request.body.size());
-    if (doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding)
-        return refuse(error, route.format, "request body is not UTF-8");
-    if (doc.HasParseError() || !doc.IsObject())
-        return refuse(error, route.format, "request body is not a JSON object");
-    if (!numbers_finite(doc))
-        return refuse(error, route.format,
-                      "request body holds a number outside the range of a double");
+    if (const char* why = request_body_problem(request, doc))
+        return refuse(error, route.format, why);
     std::vector<float> row;
     input_tokens = 0;
     if (route.format == Format::gemini) {
