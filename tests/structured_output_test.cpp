@@ -170,6 +170,53 @@ TEST_CASE("a temperature, top_p or max_tokens out of range is refused before a b
     }
 }
 
+TEST_CASE("a tool name the provider would refuse is refused before sending") {
+    // Each provider's own rule: the OpenAI SDK's FunctionDefinition, the
+    // Anthropic API's pattern, the Gen AI SDK's FunctionDeclaration, the
+    // Converse service model's ToolName.
+    struct Case {
+        Provider provider;
+        std::vector<std::string> refused, taken;
+    };
+    const std::string long64(64, 'a'), long65(65, 'a'), long128(128, 'a'), long129(129, 'a');
+    const std::vector<Case> cases = {
+        {Provider::openai,
+         {"", "get weather", "get.weather", "ns:get", long65, "caf\xC3\xA9"},
+         {"get_weather-2", "9lives", long64}},
+        {Provider::openai_responses, {"get.weather", long65}, {"get_weather-2", long64}},
+        {Provider::anthropic, {"", "get.weather", "a b", long129}, {"get_weather-2", long128}},
+        {Provider::gemini,
+         {"", "9lives", "-get", "get weather", "get/weather", long65},
+         {"_get.weather:v1-2", "getWeather", long64}},
+        {Provider::bedrock, {"", "get.weather", long65}, {}},
+    };
+    auto with_tool = [](Provider provider, const std::string& name) {
+        ChatRequest r = basic(provider);
+        r.tools = {ToolSpec{name, "", R"({"type":"object","properties":{}})"}};
+        return build_chat_call(r);
+    };
+    for (const Case& c : cases) {
+        for (const std::string& name : c.refused) {
+            INFO(to_string(c.provider) << " refuses '" << name << "'");
+            auto built = with_tool(c.provider, name);
+            REQUIRE_FALSE(built);
+            CHECK(built.error().code == ErrorCode::invalid_argument);
+            // The empty name is refused first, as every format's.
+            CHECK_THAT(built.error().message,
+                       Catch::Contains(name.empty() ? "needs a name" : "takes a tool name of"));
+        }
+        for (const std::string& name : c.taken) {
+            INFO(to_string(c.provider) << " takes '" << name << "'");
+            CHECK(with_tool(c.provider, name));
+        }
+    }
+    // A name with a line break is named, not quoted: it would forge a log line.
+    auto built = with_tool(Provider::openai, "f\r\nforged: yes");
+    REQUIRE_FALSE(built);
+    CHECK_THAT(built.error().message, Catch::Contains("unprintable"));
+    CHECK(built.error().message.find('\n') == std::string::npos);
+}
+
 TEST_CASE("a tool call whose arguments are not a JSON object is refused where input is an object") {
     // Anthropic's input, Gemini's args and Converse's input are objects: the
     // arguments were sent as {} in the model's name, and a number past a

@@ -92,9 +92,60 @@ void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema
     w.EndObject();
 }
 
+namespace {
+
+/// The rule's words in an error, and whether `name` keeps it.
+struct ToolNameCheck {
+    const char* words;
+    bool (*keeps)(std::string_view name);
+};
+
+bool tool_name_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+}
+
+bool name_of(std::string_view name, std::size_t max_size) {
+    return !name.empty() && name.size() <= max_size &&
+           std::all_of(name.begin(), name.end(), tool_name_char);
+}
+
+ToolNameCheck tool_name_check(ToolNameRule rule) {
+    switch (rule) {
+        case ToolNameRule::anthropic:
+            return {"1 to 128 characters of A-Z a-z 0-9 _ -",
+                    [](std::string_view n) { return name_of(n, 128); }};
+        case ToolNameRule::gemini:
+            return {"1 to 64 characters of A-Z a-z 0-9 _ . : -, the first a letter or _",
+                    [](std::string_view n) {
+                        const auto also = [](char c) {
+                            return tool_name_char(c) || c == '.' || c == ':';
+                        };
+                        return !n.empty() && n.size() <= 64 &&
+                               (std::isalpha(static_cast<unsigned char>(n.front())) ||
+                                n.front() == '_') &&
+                               std::all_of(n.begin(), n.end(), also);
+                    }};
+        case ToolNameRule::openai:
+        case ToolNameRule::bedrock:
+            break;
+    }
+    return {"1 to 64 characters of A-Z a-z 0-9 _ -",
+            [](std::string_view n) { return name_of(n, 64); }};
+}
+
+}  // namespace
+
 std::optional<Error> tools_check(
     const ChatRequest& request, const RequestJson& parsed, const WireFormat& format,
+    ToolNameRule names,
     std::optional<DialectBreak> (*strict_break)(const rapidjson::Value& schema)) {
+    const ToolNameCheck rule = tool_name_check(names);
+    for (const ToolSpec& tool : request.tools)
+        if (!rule.keeps(tool.name))
+            return Error(nous::http::ErrorCode::invalid_argument,
+                         "tool " + quoted_if_printable(tool.name, "(its name unprintable)") + ": " +
+                             std::string(format.name()) + " takes a tool name of " + rule.words +
+                             " (refused before sending)");
     for (std::size_t i = 0; i < request.tools.size(); ++i) {
         if (!request.tools[i].strict) continue;
         if (!strict_break) return unsupported("a strict tool", format);
@@ -265,7 +316,8 @@ void write_openai_format(Writer& w, const ResponseFormat& format, const RequestJ
 
 std::optional<Error> openai_request_check(const ChatRequest& request, const RequestJson& parsed,
                                           const WireFormat& format) {
-    if (auto bad = tools_check(request, parsed, format, openai_strict_break)) return bad;
+    if (auto bad = tools_check(request, parsed, format, ToolNameRule::openai, openai_strict_break))
+        return bad;
     if (auto bad = image_detail_check(request, format, true)) return bad;
     if (!request.response_format || !parsed.response_schema || !request.response_format->strict)
         return std::nullopt;

@@ -38,10 +38,21 @@ std::optional<Error> model_in_path_check(const std::string& model, std::string_v
 /// it is written, true or false.
 void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
                  const char* schema_key, const char* type = nullptr, bool has_strict = false);
-/// The tools marked strict: refused where the format has no strict
+/// What a provider takes as a tool's name, from its own definition:
+/// - openai: 1 to 64 of A-Z a-z 0-9 _ - (the OpenAI SDK's FunctionDefinition,
+///   both APIs);
+/// - anthropic: 1 to 128 of the same (the API's ^[a-zA-Z0-9_-]{1,128}$);
+/// - gemini: 1 to 64 of A-Z a-z 0-9 _ . : -, starting with a letter or _
+///   (the Gen AI SDK's FunctionDeclaration);
+/// - bedrock: 1 to 64 of A-Z a-z 0-9 _ - (the service model's ToolName).
+enum class ToolNameRule { openai, anthropic, gemini, bedrock };
+/// Each tool's name by the format's rule (a name the provider would refuse
+/// with a 400 is refused before sending, naming the tool and the rule); then
+/// the tools marked strict: refused where the format has no strict
 /// (`strict_break` nullptr), else each schema in the format's strict dialect.
 std::optional<Error> tools_check(
     const ChatRequest& request, const RequestJson& parsed, const WireFormat& format,
+    ToolNameRule names,
     std::optional<DialectBreak> (*strict_break)(const rapidjson::Value& schema));
 /// Only `keep`'s members of `body` stay (a counter's request type takes fewer).
 void keep_members(rapidjson::Document& body, std::initializer_list<std::string_view> keep);

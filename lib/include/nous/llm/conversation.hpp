@@ -84,6 +84,9 @@ std::optional<ReasoningEffort> reasoning_effort_from_name(std::string_view name)
 
 /// A tool the model may call; `parameters_schema` is a JSON Schema object as JSON text.
 struct ToolSpec {
+    /// As each provider takes it, checked before sending: A-Z a-z 0-9 _ -,
+    /// up to 64 characters (OpenAI, Bedrock) or 128 (Anthropic); Gemini also
+    /// takes . and :, up to 64, the first a letter or _.
     std::string name;
     std::string description;
     std::string parameters_schema = R"({"type":"object","properties":{}})";

@@ -352,7 +352,9 @@ class Anthropic final : public WireFormat {
                                const RequestJson& parsed) const override {
         if (request.seed) return unsupported("seed", *this);
         if (auto bad = version_check(request, *this)) return bad;
-        if (auto bad = tools_check(request, parsed, *this, anthropic_break)) return bad;
+        if (auto bad =
+                tools_check(request, parsed, *this, ToolNameRule::anthropic, anthropic_break))
+            return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (!request.response_format) return std::nullopt;

@@ -309,7 +309,8 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
             "automatic prompt caching (Converse caches at cachePoint blocks: name "
             "the breakpoints, system, tools or last)",
             format);
-    if (auto bad = tools_check(request, parsed, format, anthropic_break)) return bad;
+    if (auto bad = tools_check(request, parsed, format, ToolNameRule::bedrock, anthropic_break))
+        return bad;
     if (auto bad = tool_arguments_check(request, format)) return bad;
     if (auto bad = image_detail_check(request, format, false)) return bad;
     for (const ChatMessage& m : request.messages)

@@ -341,7 +341,8 @@ class Gemini final : public WireFormat {
         if (auto bad = model_in_path_check(request.model, name())) return bad;
         // Gemini has no switch for one call a turn.
         if (request.parallel_tool_calls) return unsupported("parallel_tool_calls", *this);
-        if (auto bad = tools_check(request, parsed, *this, nullptr)) return bad;
+        if (auto bad = tools_check(request, parsed, *this, ToolNameRule::gemini, nullptr))
+            return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (parsed.response_schema)
