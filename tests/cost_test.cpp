@@ -8,6 +8,7 @@
 #include <rapidjson/pointer.h>
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <memory>
 
 #include "chat_body.hpp"
@@ -83,6 +84,48 @@ TEST_CASE("a price table that cannot be read is refused, naming what is wrong") 
         CHECK(t.error().code == ErrorCode::invalid_argument);
         CHECK_THAT(t.error().message, Catch::Contains(words));
     }
+}
+
+TEST_CASE("a price set in code is held to the same rules, and a refused one changes nothing") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    auto price = [](double input, double output, std::optional<double> cached_input = {},
+                    std::optional<double> cache_write = {},
+                    std::optional<double> cache_write_1h = {}) {
+        return ModelPrice{.input = input,
+                          .output = output,
+                          .cached_input = cached_input,
+                          .cache_write = cache_write,
+                          .cache_write_1h = cache_write_1h};
+    };
+    PriceTable table;
+    REQUIRE_FALSE(table.set("m", price(1, 2)));
+    struct Bad {
+        const char* model;
+        ModelPrice price;
+        const char* words;
+    };
+    for (const Bad& bad : std::vector<Bad>{{"m", price(nan, 2), "input"},
+                                           {"m", price(1, -2), "output"},
+                                           {"m", price(1, 2, inf), "cached_input"},
+                                           {"m", price(1, 2, {}, -0.5), "cache_write"},
+                                           {"m*", price(1, 2, {}, {}, nan), "cache_write_1h"},
+                                           {"", price(1, 2), "empty model"},
+                                           {"*", price(1, 2), "empty model"}}) {
+        INFO(bad.words);
+        auto refused = table.set(bad.model, bad.price);
+        REQUIRE(refused);
+        CHECK(refused->code == ErrorCode::invalid_argument);
+        CHECK_THAT(refused->message, Catch::Contains(bad.words));
+    }
+    // Still the first price, and no pattern was added.
+    REQUIRE(table.find("m"));
+    CHECK(table.find("m")->input == 1);
+    CHECK(table.find("m")->output == 2);
+    CHECK_FALSE(table.find("mx"));
+    Usage usage;
+    usage.input_tokens = 1'000'000;
+    CHECK(table.cost("m", usage) == 1.0);
 }
 
 TEST_CASE("ChatResult::cost through run_chat and a Router, and the metrics' cost counter") {

@@ -16,6 +16,13 @@ Error invalid(std::string message) {
     return Error(nous::http::ErrorCode::invalid_argument, "price table: " + std::move(message));
 }
 
+bool usable_price(double usd) { return std::isfinite(usd) && usd >= 0; }
+
+Error not_a_price(const std::string& model, std::string_view key) {
+    return invalid("'" + model + "': " + std::string(key) +
+                   " must be a number of USD per million tokens, 0 or more");
+}
+
 }  // namespace
 
 Result<PriceTable> PriceTable::from_json(std::string_view json) {
@@ -27,7 +34,6 @@ Result<PriceTable> PriceTable::from_json(std::string_view json) {
     PriceTable table;
     for (const auto& m : root["models"].GetObject()) {
         const std::string model(m.name.GetString(), m.name.GetStringLength());
-        if (model.empty() || model == "*") return invalid("an empty model name or pattern");
         if (!m.value.IsObject()) return invalid("'" + model + "': an object of prices expected");
         ModelPrice price;
         std::optional<double>* optional[] = {&price.cached_input, &price.cache_write,
@@ -35,10 +41,8 @@ Result<PriceTable> PriceTable::from_json(std::string_view json) {
         const char* optional_names[] = {"cached_input", "cache_write", "cache_write_1h"};
         for (const auto& p : m.value.GetObject()) {
             const std::string_view key(p.name.GetString(), p.name.GetStringLength());
-            if (!p.value.IsNumber() || !(p.value.GetDouble() >= 0) ||
-                !std::isfinite(p.value.GetDouble()))
-                return invalid("'" + model + "': " + std::string(key) +
-                               " must be a number of USD per million tokens, 0 or more");
+            if (!p.value.IsNumber() || !usable_price(p.value.GetDouble()))
+                return not_a_price(model, key);
             const double usd = p.value.GetDouble();
             if (key == "input") {
                 price.input = usd;
@@ -55,18 +59,29 @@ Result<PriceTable> PriceTable::from_json(std::string_view json) {
         }
         if (!m.value.HasMember("input") || !m.value.HasMember("output"))
             return invalid("'" + model + "': input and output prices are required");
-        table.set(model, price);
+        if (auto bad = table.set(model, price)) return *bad;
     }
     return table;
 }
 
-void PriceTable::set(std::string model_or_pattern, ModelPrice price) {
-    if (!model_or_pattern.empty() && model_or_pattern.back() == '*') {
+std::optional<Error> PriceTable::set(std::string model_or_pattern, ModelPrice price) {
+    if (model_or_pattern.empty() || model_or_pattern == "*")
+        return invalid("an empty model name or pattern");
+    const std::pair<const char*, std::optional<double>> prices[] = {
+        {"input", price.input},
+        {"output", price.output},
+        {"cached_input", price.cached_input},
+        {"cache_write", price.cache_write},
+        {"cache_write_1h", price.cache_write_1h}};
+    for (const auto& [key, usd] : prices)
+        if (usd && !usable_price(*usd)) return not_a_price(model_or_pattern, key);
+    if (model_or_pattern.back() == '*') {
         model_or_pattern.pop_back();
         prefixes_[std::move(model_or_pattern)] = price;
     } else {
         exact_[std::move(model_or_pattern)] = price;
     }
+    return std::nullopt;
 }
 
 const ModelPrice* PriceTable::find(std::string_view model) const {

@@ -30,7 +30,11 @@ class PriceTable {
     /// million tokens; invalid_argument naming what is wrong otherwise.
     static Result<PriceTable> from_json(std::string_view json);
 
-    void set(std::string model_or_pattern, ModelPrice price);
+    /// Adds or replaces a model's prices (`prefix*`: a pattern). An empty
+    /// name or `*` alone, or a price that is not a finite number of 0 or more
+    /// (a NaN would make every cost NaN, a negative one a credit), is
+    /// invalid_argument naming it, and the table is left as it was.
+    [[nodiscard]] std::optional<Error> set(std::string model_or_pattern, ModelPrice price);
     /// The price of `model`: exact, else the longest matching `prefix*`; nullptr.
     const ModelPrice* find(std::string_view model) const;
     /// `usage` of `model` in USD, no rounding: (input - cached - cache_write) x
