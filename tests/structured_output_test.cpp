@@ -40,6 +40,18 @@ ChatRequest basic(Provider provider) {
     return r;
 }
 
+/// `basic(provider)` with an assistant's tool call, and its result after it.
+ChatRequest with_call(Provider provider, ToolCall call) {
+    ChatRequest r = basic(provider);
+    ChatMessage assistant;
+    assistant.role = "assistant";
+    assistant.tool_calls = {std::move(call)};
+    r.messages.push_back(assistant);
+    r.messages.push_back(ChatMessage{"tool", "done"});
+    r.messages.back().tool_call_id = r.messages[1].tool_calls[0].id;
+    return r;
+}
+
 using nous::test::body_of;
 
 std::string at(const rapidjson::Value& root, const char* pointer) {
@@ -210,6 +222,19 @@ TEST_CASE("a tool name the provider would refuse is refused before sending") {
             CHECK(with_tool(c.provider, name));
         }
     }
+    // Converse checks the conversation's calls too: one the model named
+    // otherwise would fail every later request.
+    for (const Provider provider : {Provider::bedrock, Provider::openai}) {
+        auto history = build_chat_call(with_call(provider, {"call_1", "$READFILE", "{}", ""}));
+        INFO(to_string(provider));
+        if (provider == Provider::openai) {
+            CHECK(history);  // its rule is for the tools it is offered
+            continue;
+        }
+        REQUIRE_FALSE(history);
+        CHECK_THAT(history.error().message,
+                   Catch::Contains("call_1") && Catch::Contains("takes a tool name of"));
+    }
     // A name with a line break is named, not quoted: it would forge a log line.
     auto built = with_tool(Provider::openai, "f\r\nforged: yes");
     REQUIRE_FALSE(built);
@@ -258,14 +283,7 @@ TEST_CASE("a tool call whose arguments are not a JSON object is refused where in
         CHECK(built.error().message.find('\n') == std::string::npos);
     }
     // Empty arguments are the empty object.
-    ChatRequest r = basic(Provider::anthropic);
-    ChatMessage call;
-    call.role = "assistant";
-    call.tool_calls = {{"call_1", "now", "", ""}};
-    r.messages.push_back(call);
-    r.messages.push_back(ChatMessage{"tool", "noon"});
-    r.messages.back().tool_call_id = "call_1";
-    auto built = build_chat_call(r);
+    auto built = build_chat_call(with_call(Provider::anthropic, {"call_1", "now", "", ""}));
     REQUIRE(built);
     CHECK_THAT(built->body, Catch::Contains(R"("input":{})"));
 }

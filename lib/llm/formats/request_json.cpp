@@ -140,12 +140,23 @@ std::optional<Error> tools_check(
     ToolNameRule names,
     std::optional<DialectBreak> (*strict_break)(const rapidjson::Value& schema)) {
     const ToolNameCheck rule = tool_name_check(names);
+    const auto refused = [&](std::string what) {
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     what + ": " + std::string(format.name()) + " takes a tool name of " +
+                         rule.words + " (refused before sending)");
+    };
     for (const ToolSpec& tool : request.tools)
         if (!rule.keeps(tool.name))
-            return Error(nous::http::ErrorCode::invalid_argument,
-                         "tool " + quoted_if_printable(tool.name, "(its name unprintable)") + ": " +
-                             std::string(format.name()) + " takes a tool name of " + rule.words +
-                             " (refused before sending)");
+            return refused("tool " + quoted_if_printable(tool.name, "(its name unprintable)"));
+    // Converse holds the conversation's calls to the same rule (toolUse.name):
+    // one call a model named otherwise would fail every later request.
+    if (names == ToolNameRule::bedrock)
+        for (const ChatMessage& m : request.messages)
+            for (const ToolCall& call : m.tool_calls)
+                if (!rule.keeps(call.name))
+                    return refused("tool call " +
+                                   quoted_if_printable(call.id, "(its id unprintable)") + " (" +
+                                   quoted_if_printable(call.name, "a name unprintable") + ")");
     for (std::size_t i = 0; i < request.tools.size(); ++i) {
         if (!request.tools[i].strict) continue;
         if (!strict_break) return unsupported("a strict tool", format);

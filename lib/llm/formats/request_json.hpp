@@ -44,7 +44,8 @@ void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema
 /// - anthropic: 1 to 128 of the same (the API's ^[a-zA-Z0-9_-]{1,128}$);
 /// - gemini: 1 to 64 of A-Z a-z 0-9 _ . : -, starting with a letter or _
 ///   (the Gen AI SDK's FunctionDeclaration);
-/// - bedrock: 1 to 64 of A-Z a-z 0-9 _ - (the service model's ToolName).
+/// - bedrock: 1 to 64 of A-Z a-z 0-9 _ - (the service model's ToolName),
+///   for the conversation's tool calls too (Converse checks toolUse.name).
 enum class ToolNameRule { openai, anthropic, gemini, bedrock };
 /// Each tool's name by the format's rule (a name the provider would refuse
 /// with a 400 is refused before sending, naming the tool and the rule); then
