@@ -11,7 +11,10 @@
 # line goes to stderr as it ends.
 #   bench/run_scale.sh [TOKENS_PER_STREAM] [TOKENS_PER_SECOND] STREAMS...
 #   ROUNDS=N (default 3); CLIENTS="raw-thread pull ..." runs some of them
-#   (the ratios need raw-thread). Needs a build (make build). Raises the soft
+#   (the ratios need raw-thread); a client named NAME+hugetlb is NAME with
+#   malloc's arenas on reserved huge pages (GLIBC_TUNABLES=
+#   glibc.malloc.hugetlb=2; reserve them first, e.g. sysctl
+#   vm.nr_hugepages=300). Needs a build (make build). Raises the soft
 #   descriptor limit to 20,000 (the hard limit must allow it) and both
 #   library caps to 12,000 through NOUS_HTTP_CONFIG.
 set -euo pipefail
@@ -34,11 +37,15 @@ echo "# N streams x $tokens tokens at $rate tokens/s each; $rounds rounds in tur
 for streams in "${counts[@]}"; do
   for ((round = 0; round < rounds; round++)); do
     for client in ${CLIENTS:-raw-thread raw-watch pull window reader-only}; do
-      case $client in
-        raw-thread | raw-watch) cmd=("$build/bench/chat_load" --client "$client") ;;
-        reader-only) cmd=(env NOUS_HTTP_WINDOW_RELAY=off "$build/bench/chat_load" --stream-backend window) ;;
-        *) cmd=("$build/bench/chat_load" --stream-backend "$client") ;;
+      tunables=()
+      [[ $client == *+hugetlb ]] && tunables=(GLIBC_TUNABLES=glibc.malloc.hugetlb=2)
+      case ${client%+hugetlb} in
+        raw-thread | raw-watch) cmd=("$build/bench/chat_load" --client "${client%+hugetlb}") ;;
+        reader-only) cmd=("$build/bench/chat_load" --stream-backend window)
+          tunables+=(NOUS_HTTP_WINDOW_RELAY=off) ;;
+        *) cmd=("$build/bench/chat_load" --stream-backend "${client%+hugetlb}") ;;
       esac
+      cmd=(env "${tunables[@]}" "${cmd[@]}")
       start_mock "$build/tools/nouscli" --tokens "$tokens" --tokens-per-second "$rate" \
         --max-connections 20000
       taskset -pc 1 "$MOCK_PID" >/dev/null
