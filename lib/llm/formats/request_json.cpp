@@ -3,7 +3,6 @@
 #include "formats/request_json.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "formats/schema_dialects.hpp"
 #include "nous/http/json.hpp"
@@ -36,6 +35,11 @@ void arguments_object(Writer& w, const std::string& arguments) {
 
 namespace {
 
+/// By byte value: std::isalnum() follows the C locale, which an application
+/// may change, and a provider's rule is ASCII whatever it is.
+bool ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool ascii_alnum(char c) { return ascii_letter(c) || (c >= '0' && c <= '9'); }
+
 /// `text` in quotes when every byte is printable ASCII, else `otherwise`: a
 /// control byte in an error message forges log lines.
 std::string quoted_if_printable(std::string_view text, std::string_view otherwise) {
@@ -66,8 +70,7 @@ std::optional<Error> tool_arguments_check(const ChatRequest& request, const Wire
 std::optional<Error> model_in_path_check(const std::string& model, std::string_view format_name) {
     const bool one_segment =
         model != "." && model != ".." && std::all_of(model.begin(), model.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
-                   c == '_' || c == '~' || c == '@';
+            return ascii_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '@';
         });
     if (one_segment) return std::nullopt;
     return Error(nous::http::ErrorCode::invalid_argument,
@@ -94,43 +97,40 @@ void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema
 
 namespace {
 
-/// The rule's words in an error, and whether `name` keeps it.
+/// A provider's rule for a tool's name: 1 to `max_size` bytes of A-Z a-z
+/// 0-9 _ - and `also`.
 struct ToolNameCheck {
-    const char* words;
-    bool (*keeps)(std::string_view name);
+    const char* words;  ///< the rule, in an error
+    std::size_t max_size;
+    std::string_view also;  ///< what the rule takes beyond A-Z a-z 0-9 _ -
+    bool letter_first;      ///< the first a letter or _
+    bool calls_too;         ///< the conversation's tool calls are held to it too
+
+    bool keeps(std::string_view name) const {
+        const auto taken = [this](char c) {
+            return ascii_alnum(c) || c == '_' || c == '-' || also.find(c) != std::string_view::npos;
+        };
+        return !name.empty() && name.size() <= max_size &&
+               std::all_of(name.begin(), name.end(), taken) &&
+               (!letter_first || ascii_letter(name.front()) || name.front() == '_');
+    }
 };
-
-bool tool_name_char(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-}
-
-bool name_of(std::string_view name, std::size_t max_size) {
-    return !name.empty() && name.size() <= max_size &&
-           std::all_of(name.begin(), name.end(), tool_name_char);
-}
 
 ToolNameCheck tool_name_check(ToolNameRule rule) {
     switch (rule) {
         case ToolNameRule::anthropic:
-            return {"1 to 128 characters of A-Z a-z 0-9 _ -",
-                    [](std::string_view n) { return name_of(n, 128); }};
+            return {"1 to 128 characters of A-Z a-z 0-9 _ -", 128, "", false, false};
         case ToolNameRule::gemini:
-            return {"1 to 64 characters of A-Z a-z 0-9 _ . : -, the first a letter or _",
-                    [](std::string_view n) {
-                        const auto also = [](char c) {
-                            return tool_name_char(c) || c == '.' || c == ':';
-                        };
-                        return !n.empty() && n.size() <= 64 &&
-                               (std::isalpha(static_cast<unsigned char>(n.front())) ||
-                                n.front() == '_') &&
-                               std::all_of(n.begin(), n.end(), also);
-                    }};
-        case ToolNameRule::openai:
+            return {"1 to 64 characters of A-Z a-z 0-9 _ . : -, the first a letter or _", 64,
+                    ".:", true, false};
         case ToolNameRule::bedrock:
+            // Converse holds the conversation's calls to it too (toolUse.name):
+            // one call a model named otherwise would fail every later request.
+            return {"1 to 64 characters of A-Z a-z 0-9 _ -", 64, "", false, true};
+        case ToolNameRule::openai:
             break;
     }
-    return {"1 to 64 characters of A-Z a-z 0-9 _ -",
-            [](std::string_view n) { return name_of(n, 64); }};
+    return {"1 to 64 characters of A-Z a-z 0-9 _ -", 64, "", false, false};
 }
 
 }  // namespace
@@ -148,9 +148,7 @@ std::optional<Error> tools_check(
     for (const ToolSpec& tool : request.tools)
         if (!rule.keeps(tool.name))
             return refused("tool " + quoted_if_printable(tool.name, "(its name unprintable)"));
-    // Converse holds the conversation's calls to the same rule (toolUse.name):
-    // one call a model named otherwise would fail every later request.
-    if (names == ToolNameRule::bedrock)
+    if (rule.calls_too)
         for (const ChatMessage& m : request.messages)
             for (const ToolCall& call : m.tool_calls)
                 if (!rule.keeps(call.name))
