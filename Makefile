@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config libpoco-dev libconcurrentqueue-dev \
-  libboost-program-options-dev rapidjson-dev catch2 libcurl4-openssl-dev libssl-dev openssl nghttp2-server clang clang-format \
+  libboost-program-options-dev rapidjson-dev catch2 locales libcurl4-openssl-dev libssl-dev openssl nghttp2-server clang clang-format \
   nginx wrk redis-server libhiredis-dev python3-numpy
 PREFIX ?= /usr/local
 

@@ -5,8 +5,12 @@
 // anew and the secret appears in no header.
 
 #include <rapidjson/document.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cctype>
+#include <clocale>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -132,6 +136,42 @@ TEST_CASE("SigV4 for Bedrock: a model id with a colon is double-encoded in the c
     }
     CHECK(dates == 1);
     CHECK(authorizations == 1);
+}
+
+TEST_CASE("SigV4 encodes by byte value: an application's Latin-1 locale changes no signature") {
+    // In a Latin-1 locale isalnum(0xC3) is true ('Ã'): a locale-following
+    // encoder would keep the first byte of UTF-8 'é' raw and sign a
+    // canonical query AWS never computes. The locale is built for the test
+    // (localedef, from Debian's `locales`, which `make deps` installs).
+    const auto sign = [] {
+        SigV4Request request;
+        request.method = "GET";
+        request.path = "/";
+        request.query = "q=caf%C3%A9&Name=%C9t%E9";
+        request.headers = {{"Host", "example.amazonaws.com"}};
+        AwsCredentials credentials{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", ""};
+        return sigv4_sign(request, credentials, "us-east-1", "service", 1700000000);
+    };
+    const auto in_c = sign();
+    CHECK(in_c.canonical_request.find("\nName=%C9t%E9&q=caf%C3%A9\n") != std::string::npos);
+
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("nous-locale-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string command =
+        "localedef -i en_US -f ISO-8859-1 '" + (dir / "en_US.ISO-8859-1").string() + "' 2>&1";
+    REQUIRE(std::system(command.c_str()) == 0);
+    ::setenv("LOCPATH", dir.c_str(), 1);
+    REQUIRE(std::setlocale(LC_ALL, "en_US.ISO-8859-1") != nullptr);
+    const bool latin1_letter = std::isalnum(0xC3) != 0;  // the trap is live
+    const auto in_latin1 = sign();
+    std::setlocale(LC_ALL, "C");
+    ::unsetenv("LOCPATH");
+    std::filesystem::remove_all(dir);
+
+    CHECK(latin1_letter);
+    CHECK(in_latin1.canonical_request == in_c.canonical_request);
+    CHECK(in_latin1.signature == in_c.signature);
 }
 
 TEST_CASE("SigV4 for Bedrock gives botocore's signature for the same request") {

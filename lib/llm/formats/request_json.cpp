@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "formats/schema_dialects.hpp"
+#include "json/ascii.hpp"
 #include "nous/http/json.hpp"
 
 namespace nous::llm::detail {
@@ -34,11 +35,6 @@ void arguments_object(Writer& w, const std::string& arguments) {
 }
 
 namespace {
-
-/// By byte value: std::isalnum() follows the C locale, which an application
-/// may change, and a provider's rule is ASCII whatever it is.
-bool ascii_letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
-bool ascii_alnum(char c) { return ascii_letter(c) || (c >= '0' && c <= '9'); }
 
 /// `text` in quotes when every byte is printable ASCII, else `otherwise`: a
 /// control byte in an error message forges log lines.

@@ -5,10 +5,11 @@
 // Azure's api-version, Google's token forms; and its one decoder: a Redis
 // URL's password, the OTEL_* header and resource lists.
 
-#include <cctype>
 #include <charconv>
 #include <string>
 #include <string_view>
+
+#include "json/ascii.hpp"
 
 namespace nous::llm::detail {
 
@@ -16,8 +17,9 @@ inline std::string percent_encode(std::string_view text) {
     static constexpr char digits[] = "0123456789ABCDEF";
     std::string out;
     out.reserve(text.size());
+    // By byte value (json/ascii.hpp): a locale's letters are not unreserved.
     for (unsigned char c : text) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+        if (ascii_alnum(static_cast<char>(c)) || c == '-' || c == '.' || c == '_' || c == '~') {
             out += static_cast<char>(c);
         } else {
             out += '%';

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "json/ascii.hpp"
 #include "nous/llm/aws_sigv4.hpp"
 #include "platforms/percent_encoding.hpp"
 
@@ -159,8 +160,7 @@ SigV4Signature sigv4_sign(SigV4Request& request, const AwsCredentials& credentia
     // Lower-case names, sorted; a repeated name's values joined by commas in order.
     std::vector<std::pair<std::string, std::string>> headers;
     for (const auto& [name, value] : request.headers) {
-        std::string lower(name);
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::string lower = detail::ascii_lowered(name);
         auto same = std::find_if(headers.begin(), headers.end(),
                                  [&](const auto& h) { return h.first == lower; });
         if (same != headers.end())

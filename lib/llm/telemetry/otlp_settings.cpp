@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "json/ascii.hpp"
 #include "nous/llm/otlp.hpp"
 #include "platforms/percent_encoding.hpp"
 
@@ -24,12 +25,7 @@ std::string trimmed(std::string_view s) {
     return std::string(s);
 }
 
-bool is_true(const std::string& v) {
-    std::string lower = trimmed(v);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return lower == "true";
-}
+bool is_true(const std::string& v) { return detail::ascii_lowered(trimmed(v)) == "true"; }
 
 Error invalid(const std::string& why) { return Error(ErrorCode::invalid_argument, why); }
 

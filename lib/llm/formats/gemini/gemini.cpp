@@ -9,6 +9,7 @@
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/wire_format.hpp"
+#include "json/ascii.hpp"
 #include "json/event_json.hpp"
 #include "json/provider_json.hpp"
 
@@ -25,8 +26,7 @@ namespace {
 /// The media type of an image URL by its extension (fileData wants one).
 std::string media_type_of(const ContentPart& part) {
     if (!part.media_type.empty()) return part.media_type;
-    std::string url = part.image_url.substr(0, part.image_url.find_first_of("?#"));
-    for (auto& c : url) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string url = ascii_lowered(part.image_url.substr(0, part.image_url.find_first_of("?#")));
     auto ends = [&](std::string_view suffix) {
         return url.size() >= suffix.size() &&
                url.compare(url.size() - suffix.size(), suffix.size(), suffix) == 0;
