@@ -240,6 +240,14 @@ TEST_CASE("a tool name the provider would refuse is refused before sending") {
     REQUIRE_FALSE(built);
     CHECK_THAT(built.error().message, Catch::Contains("unprintable"));
     CHECK(built.error().message.find('\n') == std::string::npos);
+    // So is one whose schema is refused, which is checked before the name.
+    ChatRequest bad_schema = basic(Provider::openai);
+    bad_schema.tools = {ToolSpec{"f\r\nforged: yes", "", "[1]"}};
+    auto refused_schema = build_chat_call(bad_schema);
+    REQUIRE_FALSE(refused_schema);
+    CHECK_THAT(refused_schema.error().message,
+               Catch::Contains("(its name unprintable)") && Catch::Contains("parameters_schema"));
+    CHECK(refused_schema.error().message.find('\n') == std::string::npos);
 }
 
 TEST_CASE("a tool call whose arguments are not a JSON object is refused where input is an object") {

@@ -6,6 +6,7 @@
 
 #include "formats/prompt_cache.hpp"
 #include "formats/wire_format.hpp"
+#include "json/ascii.hpp"
 #include "json/utf8_check.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/request.hpp"
@@ -29,7 +30,9 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
         auto doc = nous::http::parse_json(tool.parameters_schema);
         if (!doc || !doc.value()->IsObject())
             return Error(nous::http::ErrorCode::invalid_argument,
-                         "tool '" + tool.name + "': parameters_schema is not a JSON object");
+                         "tool " +
+                             detail::quoted_if_printable(tool.name, "(its name unprintable)") +
+                             ": parameters_schema is not a JSON object");
         schemas.push_back(doc.value());
     }
     if (const auto& format = request.response_format;

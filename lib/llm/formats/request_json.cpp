@@ -34,18 +34,6 @@ void arguments_object(Writer& w, const std::string& arguments) {
     }
 }
 
-namespace {
-
-/// `text` in quotes when every byte is printable ASCII, else `otherwise`: a
-/// control byte in an error message forges log lines.
-std::string quoted_if_printable(std::string_view text, std::string_view otherwise) {
-    const bool printable =
-        std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
-    return printable ? "'" + std::string(text) + "'" : std::string(otherwise);
-}
-
-}  // namespace
-
 std::optional<Error> tool_arguments_check(const ChatRequest& request, const WireFormat& format) {
     for (const ChatMessage& m : request.messages)
         for (const ToolCall& call : m.tool_calls) {

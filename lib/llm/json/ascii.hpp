@@ -4,7 +4,7 @@
 // Latin-1 locale isalnum(0xE9) is true and tolower(0xC9) is 0xE9. What we
 // test against is a wire rule (RFC 3986's unreserved bytes, SigV4's
 // lower-case header names, a provider's tool-name pattern), ASCII whatever
-// the locale is.
+// the locale is. And the one way an error message quotes a caller's name.
 
 #include <string>
 #include <string_view>
@@ -23,6 +23,14 @@ inline std::string ascii_lowered(std::string_view text) {
     std::string out(text);
     for (char& c : out) c = ascii_lower(c);
     return out;
+}
+
+/// `text` in quotes when every byte is printable ASCII, else `otherwise`: a
+/// control byte in an error message forges log lines.
+inline std::string quoted_if_printable(std::string_view text, std::string_view otherwise) {
+    for (char c : text)
+        if (c < 0x20 || c >= 0x7F) return std::string(otherwise);
+    return "'" + std::string(text) + "'";
 }
 
 }  // namespace nous::llm::detail
