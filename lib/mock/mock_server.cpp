@@ -9,13 +9,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
-#include <condition_variable>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -67,16 +67,14 @@ void MockServer::Impl::accept_loop() {
             ::close(fd);
             return;
         }
-        // Reap finished connection threads.
-        for (auto it = connections.begin(); it != connections.end();) {
-            if (it->done) {
-                it->thread.join();
-                ::close(it->fd);
-                it = connections.erase(it);
-            } else {
-                ++it;
-            }
+        // Reap the connections whose thread has finished (each has left the
+        // serving loop and only exits now).
+        for (const auto& it : finished) {
+            it->thread.join();
+            ::close(it->fd);
+            connections.erase(it);
         }
+        finished.clear();
         if (connections.size() >= options.max_connections) {
             refuse(fd, "the mock serves at most " + std::to_string(options.max_connections) +
                            " connections at once");
@@ -84,11 +82,13 @@ void MockServer::Impl::accept_loop() {
         }
         auto& conn = connections.emplace_back();
         conn.fd = fd;
+        const auto self = std::prev(connections.end());
         try {
-            conn.thread = std::thread([this, &conn] {
-                serve(conn.fd);
-                ::shutdown(conn.fd, SHUT_RDWR);
-                conn.done = true;
+            conn.thread = std::thread([this, self] {
+                serve(self->fd);
+                ::shutdown(self->fd, SHUT_RDWR);
+                std::lock_guard done(mutex);
+                finished.push_back(self);
             });
         } catch (const std::system_error&) {
             // No thread to be had (EAGAIN: a thread or memory limit): this
@@ -96,6 +96,19 @@ void MockServer::Impl::accept_loop() {
             connections.pop_back();
             refuse(fd, "the mock could not start a thread for this connection");
         }
+    }
+}
+
+bool MockServer::Impl::sleep_for(std::chrono::milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    for (;;) {
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return !stopping.load();
+        pollfd stop{stop_fd, POLLIN, 0};
+        const int rc = ::poll(&stop, 1, static_cast<int>(left.count()));
+        if (rc > 0 || stopping.load()) return false;
+        if (rc < 0 && errno != EINTR) return false;
     }
 }
 
@@ -226,7 +239,10 @@ MockServer::MockServer(MockServerOptions options) : impl_(std::make_unique<Impl>
     impl_->options = std::move(options);
 }
 
-MockServer::~MockServer() { stop(); }
+MockServer::~MockServer() {
+    stop();
+    if (impl_ && impl_->stop_fd >= 0) ::close(impl_->stop_fd);
+}
 
 void MockServer::start() {
     const MockServerOptions& o = impl_->options;
@@ -242,6 +258,8 @@ void MockServer::start() {
     impl_->limiter = std::make_unique<mock::RateLimiter>(o.rpm, o.tpm);
     impl_->recorder = std::make_unique<mock::RequestRecorder>(o.record_dir);
     impl_->google = std::make_unique<mock::GoogleTokens>(o.google_key_file);
+    if (impl_->stop_fd < 0) impl_->stop_fd = ::eventfd(0, EFD_CLOEXEC);
+    if (impl_->stop_fd < 0) throw std::runtime_error("mock server: eventfd() failed");
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("mock server: socket() failed");
     int one = 1;
@@ -275,7 +293,8 @@ void MockServer::stop() {
     {
         std::lock_guard lock(impl_->mutex);
         impl_->stopping = true;
-        impl_->stop_cv.notify_all();
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const auto wrote = ::write(impl_->stop_fd, &one, sizeof one);
         for (auto& c : impl_->connections) ::shutdown(c.fd, SHUT_RDWR);
     }
     ::shutdown(impl_->listen_fd, SHUT_RDWR);
@@ -291,6 +310,8 @@ void MockServer::stop() {
         c.thread.join();
         ::close(c.fd);
     }
+    std::lock_guard lock(impl_->mutex);
+    impl_->finished.clear();  // of the connections just joined
 }
 
 std::uint16_t MockServer::port() const noexcept { return impl_->port; }
