@@ -346,6 +346,56 @@ TEST_CASE(
     }));
 }
 
+TEST_CASE(
+    "mock_reap: ended connections are reaped however many came before, and stop() wakes a "
+    "paced stream at once") {
+    // The accept loop reaps the connections whose thread has ended (queued by
+    // the thread itself): under a cap of 4, 200 connections one after the
+    // other are all served.
+    MockServerOptions o;
+    o.max_connections = 4;
+    MockServer server(o);
+    server.start();
+    int served = 0;
+    for (int i = 0; i < 200; ++i) {
+        int fd = connect_loopback(server.port());
+        REQUIRE(fd >= 0);
+        const std::string request =
+            "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
+        served += read_to_close(fd).rfind("HTTP/1.1 200 ", 0) == 0;
+        ::close(fd);
+    }
+    CHECK(served == 200);
+
+    // A stream paced a token every 1,000 s: its first token, then stop()
+    // wakes its sleep (a stop that waited on it would never return).
+    MockServerOptions slow;
+    slow.stream_tokens = 3;
+    slow.tokens_per_second = 0.001;
+    MockServer paced(slow);
+    paced.start();
+    int fd = connect_loopback(paced.port());
+    REQUIRE(fd >= 0);
+    const std::string body = R"({"model":"m","stream":true,"messages":[]})";
+    const std::string request =
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
+    std::string got;
+    char buf[4096];
+    while (got.find("data: ") == std::string::npos) {
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        REQUIRE(n > 0);
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    paced.stop();
+    const std::string rest = read_to_close(fd);  // the server's side is shut
+    ::close(fd);
+    CHECK(rest.find("[DONE]") == std::string::npos);  // stopped, not finished
+}
+
 TEST_CASE("mock_idle_close: an idle keep-alive connection is closed after idle_close") {
     MockServerOptions o;
     o.idle_close = std::chrono::milliseconds(200);
