@@ -349,9 +349,9 @@ TEST_CASE(
 TEST_CASE(
     "mock_reap: ended connections are reaped however many came before, and stop() wakes a "
     "paced stream at once") {
-    // The accept loop reaps the connections whose thread has ended (queued by
-    // the thread itself): under a cap of 4, 200 connections one after the
-    // other are all served.
+    // The accept loop reaps the connections whose thread has ended (each
+    // queues itself before it closes): under a cap of 4, 200 connections one
+    // after the other are all served.
     MockServerOptions o;
     o.max_connections = 4;
     MockServer server(o);

@@ -86,9 +86,14 @@ void MockServer::Impl::accept_loop() {
         try {
             conn.thread = std::thread([this, self] {
                 serve(self->fd);
+                // Queued before the shutdown: a client that sees the close
+                // and connects again finds this connection reaped, not
+                // counted against max_connections.
+                {
+                    std::lock_guard done(mutex);
+                    finished.push_back(self);
+                }
                 ::shutdown(self->fd, SHUT_RDWR);
-                std::lock_guard done(mutex);
-                finished.push_back(self);
             });
         } catch (const std::system_error&) {
             // No thread to be had (EAGAIN: a thread or memory limit): this
