@@ -518,6 +518,57 @@ TEST_CASE("a non-streamed OpenAI response with n > 1 choices is the first choice
     CHECK(result->finish_reason == std::optional<std::string>("stop"));
 }
 
+TEST_CASE("a server that does not stream: its whole answer is the result, its error in its words") {
+    // Some OpenAI-compatible servers answer "stream": true with one JSON document.
+    const std::string backend = GENERATE("window", "pull");
+    std::string body;
+    nous::test::FaultServer server([&body](nous::test::Peer& peer, std::uint64_t) {
+        while (peer.read_request())
+            peer.send(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id: w1\r\n"
+                "Content-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body);
+    });
+    nous::http::Options options;
+    options.stream_backend = backend;
+    options.max_retries = 0;
+    ChatRequest request;
+    request.base_url = server.url("/v1");
+    request.model = "m";
+    request.messages = {{"user", "hi"}};
+    REQUIRE(request.stream);
+    body = R"({"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,)"
+           R"("message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}],)"
+           R"("usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})";
+    std::vector<std::string> deltas;
+    auto result = run_chat(request, options, [&](const Delta& d) {
+        deltas.push_back(d.text);
+        return true;
+    });
+    REQUIRE(result.ok());
+    CHECK(result->text == "whole");
+    CHECK(result->complete);
+    CHECK(result->finish_reason == std::optional<std::string>("stop"));
+    REQUIRE(result->usage);
+    CHECK(result->usage->output_tokens == 1);
+    CHECK(result->request_id == "w1");
+    CHECK(deltas == std::vector<std::string>{"whole"});
+    // An error object with a 200: the provider's words, still an error.
+    body = R"({"error":{"message":"model m is overloaded","type":"server_error"}})";
+    auto failed = run_chat(request, options, [](const Delta&) { return true; });
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.error().code == ErrorCode::protocol);
+    CHECK_THAT(failed.error().message,
+               Catch::Contains("did not stream") && Catch::Contains("model m is overloaded"));
+    CHECK(failed.error().body == body);
+    // JSON that is no answer at all stays the HTTP layer's error.
+    body = R"([1,2,3])";
+    auto odd = run_chat(request, options, [](const Delta&) { return true; });
+    REQUIRE_FALSE(odd.ok());
+    CHECK(odd.error().code == ErrorCode::protocol);
+    CHECK_THAT(odd.error().message, Catch::Contains("did not stream"));
+}
+
 TEST_CASE("regression: run_chat with stream = true ignored Options::cancel") {
     const std::string backend = GENERATE("window", "pull");
     nous::test::FaultServer server([](nous::test::Peer& peer, std::uint64_t) {

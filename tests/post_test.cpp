@@ -159,6 +159,34 @@ TEST_CASE("error statuses carry status, headers and body: 400 JSON, 503 text, 42
     CHECK(c.error().retry_after == Milliseconds(42000));  // Retry-After wins over the body hint
 }
 
+TEST_CASE(
+    "a body in a coding nobody asked for is a protocol error, and a caller who asked gets it") {
+    // The library sends no Accept-Encoding and decodes nothing: gzip bytes
+    // handed on as the answer would fail later as "invalid JSON", naming nothing.
+    const std::string gzip_bytes("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
+    auto server = answering(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Content-Encoding: gzip\r\nX-Request-Id: r7\r\nContent-Length: 10\r\n\r\n" +
+        gzip_bytes);
+    auto refused = post(server.url(), "{}", {}, no_retry());
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().code == ErrorCode::protocol);
+    CHECK_THAT(refused.error().message, Catch::Contains("Content-Encoding: 'gzip'"));
+    CHECK(refused.error().status == 200);
+    CHECK(refused.error().body == gzip_bytes);
+    CHECK(refused.error().request_id == "r7");
+    // The caller asked (any case): the bytes are the caller's to decode.
+    auto asked = post(server.url(), "{}", {{"accept-encoding", "gzip"}}, no_retry());
+    REQUIRE(asked.ok());
+    CHECK(asked->body == gzip_bytes);
+    // identity is no coding at all.
+    auto plain =
+        answering("HTTP/1.1 200 OK\r\nContent-Encoding: Identity\r\nContent-Length: 2\r\n\r\n{}");
+    auto identity = post(plain.url(), "{}", {}, no_retry());
+    REQUIRE(identity.ok());
+    CHECK(identity->body == "{}");
+}
+
 TEST_CASE("redirects are never followed: http_status with the 3xx and its body, one request") {
     std::atomic<int> requests{0};
     FaultServer server([&](Peer& peer, std::uint64_t) {

@@ -146,6 +146,66 @@ TEST_CASE("bad input is the first item, and nothing is sent") {
     CHECK(server.connections() == 0);
 }
 
+TEST_CASE("an event stream answered with a whole JSON document is an error carrying it") {
+    // A server that ignores "stream": true. Read as SSE, its JSON is lines of
+    // unknown fields: no event, a clean end, and nothing said.
+    const std::string backend = GENERATE("window", "pull");
+    const std::string whole = R"({"choices":[{"message":{"content":"whole"}}]})";
+    auto answer = [](const std::string& type, const std::string& body) {
+        return FaultServer([type, body](Peer& peer, std::uint64_t) {
+            while (peer.read_request())
+                peer.send("HTTP/1.1 200 OK\r\nContent-Type: " + type +
+                          "\r\nX-Request-Id: r9\r\nContent-Length: " + std::to_string(body.size()) +
+                          "\r\n\r\n" + body);
+        });
+    };
+    for (const std::string type :
+         {"application/json", "Application/JSON; charset=utf-8", "application/problem+json"}) {
+        INFO(type);
+        auto server = answer(type, whole);
+        Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+        auto items = drain(s);
+        REQUIRE(items.size() == 1);
+        REQUIRE(items[0].is_error());
+        CHECK(items[0].error->code == ErrorCode::protocol);
+        CHECK_THAT(items[0].error->message, Catch::Contains("did not stream"));
+        CHECK(items[0].error->status == 200);
+        CHECK(items[0].error->body == whole);
+        CHECK(items[0].error->request_id == "r9");
+    }
+    // Only SSE is held to it: NDJSON may be labelled application/json.
+    auto lines = answer("application/json", "{\"a\":1}\n");
+    Options ndjson = with_backend(backend);
+    ndjson.stream_format = StreamFormat::ndjson;
+    Stream n = stream(lines.url(), "{}", {}, ndjson);
+    auto read = drain(n);
+    REQUIRE(read.size() == 1);
+    CHECK(read[0].event.data == "{\"a\":1}");
+    // An event stream with another label is still read.
+    auto plain = answer("text/plain", "data: one\n\n");
+    Stream p = stream(plain.url(), "{}", {}, with_backend(backend));
+    auto events = drain(p);
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].event.data == "one");
+}
+
+TEST_CASE("a stream in a coding nobody asked for is an error, not bytes to decode as events") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer server([](Peer& peer, std::uint64_t) {
+        while (peer.read_request())
+            peer.send(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                "Content-Encoding: br\r\nContent-Length: 4\r\n\r\n\x0b\x02\x80x");
+    });
+    Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    REQUIRE(items[0].is_error());
+    CHECK(items[0].error->code == ErrorCode::protocol);
+    CHECK_THAT(items[0].error->message, Catch::Contains("Content-Encoding: 'br'"));
+    CHECK(items[0].error->body == "\x0b\x02\x80x");
+}
+
 TEST_CASE("a body cut mid-event is truncated, a clean end without DONE is a normal end") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer cut([](Peer& peer, std::uint64_t) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "codec/answer_head_check.hpp"
 #include "codec/retry_hint.hpp"
 #include "core/limits.hpp"
 #include "core/log.hpp"
@@ -91,6 +92,16 @@ void StreamRequest::release() {
     if (attempt_) attempt_->release();
 }
 
+std::optional<Error> StreamRequest::unreadable_answer(const Headers& answer,
+                                                      const Headers& request) const {
+    if (auto e = unasked_content_coding(answer, request)) return e;
+    // Only SSE is checked: an NDJSON or JSON-array stream may well be
+    // labelled application/json, and a custom decoder knows its own format.
+    if (!call_.options.decoder && call_.options.stream_format == StreamFormat::sse)
+        return whole_json_for_stream(answer);
+    return std::nullopt;
+}
+
 std::optional<Error> StreamRequest::open() {
     RetryRun run;
     run.max_retries = call_.prepared.settings.max_retries;
@@ -117,12 +128,21 @@ std::optional<Error> StreamRequest::open() {
             if (!e) {
                 ResponseHead& head = attempt_->reader().head();
                 status_ = head.status;
-                if (status_ / 100 == 2) return std::nullopt;
-                // Non-2xx: the body (capped) goes into the error.
+                std::optional<Error> unreadable;
+                if (status_ / 100 == 2) {
+                    unreadable = unreadable_answer(head.headers, *headers);
+                    if (!unreadable) return std::nullopt;
+                }
+                // Non-2xx, or an answer that is not the stream: the body
+                // (capped) goes into the error.
                 std::string body;
                 e = attempt_->reader().read_whole_body(body,
                                                        attempt_->params().max_error_body_bytes);
-                if (!e) e = http_status_error(head, std::move(body));
+                if (!e && unreadable)
+                    e = with_answer(std::move(*unreadable), head.status, std::move(head.headers),
+                                    std::move(body));
+                else if (!e)
+                    e = http_status_error(head, std::move(body));
             }
             attempt_->release();
             if (is_cancelled(&token_)) return Error(ErrorCode::cancelled, "stream cancelled");

@@ -96,6 +96,9 @@ class StreamRequest {
     void drain_and_release(Milliseconds budget);
 
   private:
+    /// Why a 2xx answer is not the stream asked for (answer_head_check.hpp), or none.
+    std::optional<Error> unreadable_answer(const Headers& answer, const Headers& request) const;
+
     StreamCall& call_;
     const CancelToken& token_;
     StreamReadBuffer& buffer_;

@@ -3,6 +3,7 @@
 #include "nous/llm/run_chat.hpp"
 
 #include "formats/wire_format.hpp"
+#include "nous/http/json.hpp"
 #include "nous/llm/cost.hpp"
 #include "nous/llm/detail/delta_parser_access.hpp"
 #include "nous/llm/json_shapes.hpp"
@@ -150,6 +151,26 @@ Result<ChatResult> run_chat(const ChatRequest& request, const nous::http::Option
 
 namespace {
 
+/// A whole answer's body read into the result, handed to the caller as one delta.
+Result<ChatResult> read_whole_answer(const ChatRequest& request, std::string_view body,
+                                     Headers headers,
+                                     const std::function<bool(const Delta&)>& on_delta) {
+    auto result = parse_chat_response(request.provider, body);
+    if (!result) return result;
+    finish_structured(request, result.value());
+    result->request_id = nous::http::request_id_of(headers);
+    result->rate_limit = parse_rate_limit(headers);
+    result->headers = std::move(headers);
+    price(request, result.value());
+    if (on_delta) {
+        Delta whole;
+        whole.text = result->text;
+        whole.reasoning = result->reasoning.text;
+        on_delta(whole);
+    }
+    return result;
+}
+
 /// A whole (unstreamed) answer: one post, parsed once.
 [[gnu::noinline]] Result<ChatResult> run_whole(const HttpCall& call, const ChatRequest& request,
                                                const nous::http::Options& options,
@@ -159,21 +180,30 @@ namespace {
     if (observation && (response || response.error().code == nous::http::ErrorCode::http_status))
         observation->response_head();
     if (!response) return provider_error(request.provider, response.error());
-    auto result = parse_chat_response(request.provider, response->body);
-    if (result) {
-        finish_structured(request, result.value());
-        result->request_id = response->request_id;
-        result->rate_limit = parse_rate_limit(response->headers);
-        result->headers = std::move(response->headers);  // the response is done with
-        price(request, result.value());
+    return read_whole_answer(request, response->body, std::move(response->headers), on_delta);
+}
+
+/// A server that did not stream: the HTTP layer refuses a 2xx JSON answer
+/// to an event stream request as `protocol`, with the answer as the error's
+/// body. A whole message in it is the result, as run_whole reads one; an
+/// error object in it lends the error the provider's words; anything else
+/// (a body in a coding nobody asked for, a stream's own failure) stays the
+/// error it was.
+[[gnu::noinline, gnu::cold]] Result<ChatResult> unstreamed_answer(
+    Error error, const ChatRequest& request, const std::function<bool(const Delta&)>& on_delta) {
+    bool json = false;
+    for (const auto& [name, value] : error.headers)
+        if (nous::http::header_name_equals(name, "content-type"))
+            json = value.find("json") != std::string::npos;
+    if (error.code != nous::http::ErrorCode::protocol || error.status / 100 != 2 || !json)
+        return error;
+    auto result = read_whole_answer(request, error.body, error.headers, on_delta);
+    if (result) return result;
+    if (auto doc = nous::http::parse_json(error.body)) {
+        const std::string words = detail::wire_format(request.provider).error_message(*doc.value());
+        if (!words.empty()) error.message += ": " + words;
     }
-    if (result && on_delta) {
-        Delta whole;
-        whole.text = result->text;
-        whole.reasoning = result->reasoning.text;
-        on_delta(whole);
-    }
-    return result;
+    return error;
 }
 
 /// The stream opened with the wire format's decoder and content test. The
@@ -242,7 +272,7 @@ namespace {
     if (auto error = observation
                          ? read_events<true>(stream, loop, request.provider, on_delta, observation)
                          : read_events<false>(stream, loop, request.provider, on_delta, nullptr))
-        return *error;
+        return unstreamed_answer(std::move(*error), request, on_delta);
     return finish_streamed(loop, stream, request, format);
 }
 
