@@ -206,6 +206,25 @@ TEST_CASE("redirects are never followed: http_status with the 3xx and its body, 
     CHECK(server.connections() == 1);
 }
 
+TEST_CASE("a server writing 1xx heads without end is refused after 32, and 32 are skipped") {
+    // Each head inside the idle timeout: without a cap the call never ended.
+    FaultServer endless([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        while (peer.send("HTTP/1.1 100 Continue\r\n\r\n")) {
+        }
+    });
+    auto refused = post(endless.url(), "{}", {}, no_retry());
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().code == ErrorCode::protocol);
+    CHECK_THAT(refused.error().message, Catch::Contains("more than 32 interim (1xx) responses"));
+    std::string interim;
+    for (int i = 0; i < 32; ++i) interim += "HTTP/1.1 102 Processing\r\n\r\n";
+    auto at_the_cap = answering(interim + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    auto read = post(at_the_cap.url(), "{}", {}, no_retry());
+    REQUIRE(read.ok());
+    CHECK(read->body == "ok");
+}
+
 TEST_CASE("every 1xx is skipped (100, 102, 103), 204 and 304 carry no body") {
     auto server = answering(
         "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n"

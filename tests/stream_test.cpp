@@ -189,6 +189,21 @@ TEST_CASE("an event stream answered with a whole JSON document is an error carry
     CHECK(events[0].event.data == "one");
 }
 
+TEST_CASE("a stream whose server writes 1xx heads without end is refused after 32") {
+    const std::string backend = GENERATE("window", "pull");
+    FaultServer endless([](Peer& peer, std::uint64_t) {
+        if (!peer.read_request()) return;
+        while (peer.send("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n")) {
+        }
+    });
+    Stream s = stream(endless.url(), "{}", {}, with_backend(backend));
+    auto items = drain(s);
+    REQUIRE(items.size() == 1);
+    REQUIRE(items[0].is_error());
+    CHECK(items[0].error->code == ErrorCode::protocol);
+    CHECK_THAT(items[0].error->message, Catch::Contains("interim (1xx) responses"));
+}
+
 TEST_CASE("a stream in a coding nobody asked for is an error, not bytes to decode as events") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer server([](Peer& peer, std::uint64_t) {

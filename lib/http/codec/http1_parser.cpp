@@ -193,6 +193,11 @@ HeadParser::Status HeadParser::parse(std::string_view text) {
     return Status::done;
 }
 
+std::string interim_overflow_message() {
+    return "more than " + std::to_string(limits::max_interim_responses) +
+           " interim (1xx) responses before the answer";
+}
+
 BodyFramer::Mode body_mode_for(const ResponseHead& head) {
     if (head.status < 200 || head.status == 204 || head.status == 304)
         return BodyFramer::Mode::none;

@@ -114,6 +114,10 @@ class BodyFramer {
     std::string error_;
 };
 
+/// Why a response is refused after more than limits::max_interim_responses
+/// 1xx heads: one wording for every backend that counts them.
+std::string interim_overflow_message();
+
 /// Picks the framing of a response to a POST per RFC 9112 section 6.3.
 BodyFramer::Mode body_mode_for(const ResponseHead& head);
 

@@ -18,8 +18,10 @@
 #include <optional>
 #include <vector>
 
+#include "codec/http1_parser.hpp"
 #include "codec/retry_hint.hpp"
 #include "core/cancel.hpp"
+#include "core/limits.hpp"
 #include "core/log.hpp"
 #include "core/strings.hpp"
 #include "post/backends.hpp"
@@ -140,6 +142,8 @@ struct Transfer {
     Clock::time_point last_activity;
     int receive_buffer_bytes = 0;
     bool idle_expired = false;
+    std::size_t heads = 0;          ///< status lines seen: the 1xx ones, then the answer's
+    bool interim_overflow = false;  ///< more 1xx heads than limits::max_interim_responses
     ThreadHandle* handle = nullptr;
 };
 
@@ -164,6 +168,12 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     std::string_view line(data, n);
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
     if (line.rfind("HTTP/", 0) == 0) {
+        // libcurl skips 1xx heads without a count of its own (only its 300 KB
+        // of headers ends them): the same cap as the pooled backend's.
+        if (++t->heads > limits::max_interim_responses + 1) {
+            t->interim_overflow = true;
+            return 0;  // CURLE_WRITE_ERROR
+        }
         t->headers.clear();  // a new head (a 1xx before it is skipped)
         return n;
     }
@@ -323,6 +333,8 @@ class CurlBackend final : public PreparedBackend {
         curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
         if (rc != CURLE_OK) {
             if (is_cancelled(options.cancel)) return Error(ErrorCode::cancelled, "cancelled");
+            if (rc == CURLE_WRITE_ERROR && t.interim_overflow)
+                return Error(ErrorCode::protocol, interim_overflow_message());
             if (rc == CURLE_WRITE_ERROR && t.too_large) rc = CURLE_FILESIZE_EXCEEDED;
             curl_off_t connect_us = 0;
             curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);

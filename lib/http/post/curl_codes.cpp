@@ -9,7 +9,8 @@ ErrorCode map_code(CURLcode rc, bool any_byte, bool connected, std::string_view 
     // (A non-HTTP answer is refused as "HTTP/0.9" before any header callback.)
     if (detail.find("HTTP/0.9") != std::string_view::npos) return ErrorCode::protocol;
     if (any_byte && (detail.find("chunk") != std::string_view::npos ||
-                     detail.find("Malformed") != std::string_view::npos))
+                     detail.find("Malformed") != std::string_view::npos ||
+                     detail.find("Too large response headers") != std::string_view::npos))
         return ErrorCode::protocol;
     switch (rc) {
         case CURLE_UNSUPPORTED_PROTOCOL:

@@ -107,6 +107,7 @@ std::optional<Error> ResponseReader::fill() {
 std::optional<Error> ResponseReader::read_head() {
     if (head_read_) return std::nullopt;  // an early response, read while sending
     HeadParser parser;
+    std::size_t interim = 0;  // 1xx heads skipped so far
     for (;;) {
         if (used_ == have_)
             if (auto e = fill()) return e;
@@ -121,6 +122,8 @@ std::optional<Error> ResponseReader::read_head() {
         // Every 1xx is skipped: POCO skips only 100 (docs/design/poco-traps.md#informational).
         if (head_.status == 101)
             return Error(ErrorCode::protocol, "unexpected 101 Switching Protocols");
+        if (++interim > limits::max_interim_responses)
+            return Error(ErrorCode::protocol, interim_overflow_message());
         parser.reset();
     }
     framer_.start(body_mode_for(head_), head_.content_length.value_or(0));
