@@ -278,6 +278,13 @@ TEST_CASE("counts, widths, indexes and numbers that do not fit the request are p
         REQUIRE_FALSE(e);
         CHECK(e.error().code == ErrorCode::protocol);
     }
+    // An empty embedding is named as one, base64 or not.
+    for (const std::string empty : {"\"\"", "[]"}) {
+        INFO(empty);
+        auto none = parse_embedding_response(Provider::openai, openai_with(empty), 2);
+        REQUIRE_FALSE(none);
+        CHECK_THAT(none.error().message, Catch::Contains("an embedding of 0 values"));
+    }
     // An embedding wider than any model's is refused before the matrix is sized by it.
     std::string wide = "[";
     for (int i = 0; i < 70000; ++i) wide += i ? ",0" : "0";

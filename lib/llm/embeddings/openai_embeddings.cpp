@@ -71,8 +71,9 @@ class ItemReader {
             text = unescaped;
         }
         std::size_t count = 0;
-        if (!base64_float_count(text, count) || count == 0)
+        if (!base64_float_count(text, count))
             return "a base64 embedding that is no whole number of float32 values";
+        if (count == 0) return "an embedding of 0 values";  // as a float array's [] is named
         float* row = nullptr;
         if (index_) {
             if (auto taken = claim_row(batch_, *index_)) return taken;
