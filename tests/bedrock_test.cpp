@@ -134,6 +134,35 @@ TEST_CASE("bedrock: no region, no credentials: refused naming the variables") {
     }
 }
 
+TEST_CASE("bedrock: redacted reasoning comes back whole and goes back as it came") {
+    auto whole = parse_chat_response(
+        Provider::bedrock,
+        R"({"output":{"message":{"role":"assistant","content":[{"reasoningContent":{"redactedContent":"UkVE"}},)"
+        R"({"toolUse":{"toolUseId":"tu_1","name":"f","input":{}}}]}},"stopReason":"tool_use",)"
+        R"("usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3}})");
+    REQUIRE(whole.ok());
+    CHECK(whole->reasoning.redacted == std::vector<std::string>{"UkVE"});
+    DeltaParser parser(Provider::bedrock);
+    std::vector<Delta> deltas;
+    nous::http::Event event;
+    event.type = "contentBlockDelta";
+    event.data =
+        R"({"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"UkVE"}}})";
+    REQUIRE_FALSE(parser.parse(event, deltas));
+    REQUIRE(deltas.size() == 1);
+    CHECK(deltas[0].reasoning_redacted == "UkVE");
+    AwsEnv env;
+    ChatRequest r = bedrock();
+    ChatMessage call_turn("assistant", "");
+    call_turn.tool_calls = {ToolCall{"tu_1", "f", "{}", ""}};
+    call_turn.reasoning = whole->reasoning;
+    r.messages.push_back(call_turn);
+    r.messages.push_back(ChatMessage::tool_result("tu_1", "ok"));
+    CHECK(
+        at(*body_of(r), "/messages/1") ==
+        R"({"role":"assistant","content":[{"reasoningContent":{"redactedContent":"UkVE"}},{"toolUse":{"toolUseId":"tu_1","name":"f","input":{}}}]})");
+}
+
 TEST_CASE("bedrock: the Converse body, turn by turn, and every tool_choice") {
     AwsEnv env;
     ChatRequest r = bedrock();
@@ -146,7 +175,7 @@ TEST_CASE("bedrock: the Converse body, turn by turn, and every tool_choice") {
                         R"({"type":"object","properties":{"city":{"type":"string"}}})"}};
     ChatMessage call_turn("assistant", "");
     call_turn.tool_calls = {ToolCall{"tu_1", "get_weather", R"({"city":"Paris"})", ""}};
-    call_turn.reasoning = Reasoning{"Let me look.", "sig-1", ""};
+    call_turn.reasoning = Reasoning{"Let me look.", "sig-1", "", {}};
     r.messages.push_back(call_turn);
     r.messages.push_back(ChatMessage::tool_result("tu_1", "sunny"));
     r.messages.push_back(

@@ -326,6 +326,64 @@ TEST_CASE("whole responses carry reasoning and signatures, in every format") {
     CHECK(responses->usage->reasoning_tokens == 4);
 }
 
+TEST_CASE("Anthropic's redacted thinking comes back whole and goes back as it came") {
+    // With thinking on, a tool turn whose thinking was redacted must be sent
+    // back with its redacted_thinking block: the API refuses the turn without it.
+    auto whole = parse_chat_response(
+        Provider::anthropic,
+        R"({"type":"message","role":"assistant","content":[{"type":"thinking","thinking":"Plan.","signature":"SIG1"},)"
+        R"({"type":"redacted_thinking","data":"RED1"},{"type":"redacted_thinking","data":"RED2"},)"
+        R"({"type":"tool_use","id":"toolu_9","name":"f","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":2}})");
+    REQUIRE(whole.ok());
+    CHECK(whole->reasoning.signature == "SIG1");
+    CHECK(whole->reasoning.redacted == std::vector<std::string>{"RED1", "RED2"});
+    // Streamed: the block's data arrives whole in its content_block_start.
+    DeltaParser parser(Provider::anthropic);
+    Accumulator accumulator;
+    std::vector<Delta> deltas;
+    for (
+        const char* data :
+        {R"({"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"RED1"}})",
+         R"({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}})",
+         R"({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"hi"}})"}) {
+        deltas.clear();
+        Event event;
+        event.type = "content_block_start";
+        event.data = data;
+        REQUIRE_FALSE(parser.parse(event, deltas));
+        for (const Delta& d : deltas) accumulator.add(d);
+    }
+    const ChatResult streamed = accumulator.result();
+    CHECK(streamed.text == "hi");
+    CHECK(streamed.reasoning.redacted == std::vector<std::string>{"RED1"});
+    // Through the --messages JSON and into the next request, in order after the thinking block.
+    auto back = messages_from_json("[" + message_to_json(whole->message()) + "]");
+    REQUIRE(back.ok());
+    REQUIRE(back->size() == 1);
+    CHECK(back->front().reasoning.redacted == std::vector<std::string>{"RED1", "RED2"});
+    ChatRequest next;
+    next.provider = Provider::anthropic;
+    next.model = "m";
+    next.reasoning_effort = ReasoningEffort::low;
+    next.messages = {ChatMessage::user("hi"), back->front(),
+                     ChatMessage::tool_result("toolu_9", "ok")};
+    auto call = build_chat_call(next);
+    REQUIRE(call.ok());
+    auto doc = nous::http::parse_json(call->body);
+    REQUIRE(doc.ok());
+    const auto& turn = (*doc.value())["messages"][1]["content"];
+    REQUIRE(turn.Size() == 4);
+    CHECK(std::string(turn[0]["type"].GetString()) == "thinking");
+    CHECK(std::string(turn[1]["type"].GetString()) == "redacted_thinking");
+    CHECK(std::string(turn[1]["data"].GetString()) == "RED1");
+    CHECK(std::string(turn[2]["data"].GetString()) == "RED2");
+    CHECK(std::string(turn[3]["type"].GetString()) == "tool_use");
+    auto bad =
+        messages_from_json(R"([{"role":"assistant","content":"x","reasoning":{"redacted":[1]}}])");
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Catch::Contains("redacted"));
+}
+
 TEST_CASE("provider error bodies become the provider's own words") {
     auto make = [](int status, std::string body) {
         nous::http::Error e(ErrorCode::http_status, "HTTP " + std::to_string(status));
@@ -897,7 +955,7 @@ ChatRequest three_turns(Provider provider) {
                           {ContentPart::image("data:image/png;base64,iVBORw0KGgo=")}));
     ChatMessage assistant =
         ChatMessage::assistant("", {{"call_1", "get_weather", R"({"city":"Paris"})", "GSIG"}});
-    assistant.reasoning = {"Need the weather.", "SIG", "rs_1"};
+    assistant.reasoning = {"Need the weather.", "SIG", "rs_1", {}};
     r.messages.push_back(assistant);
     r.messages.push_back(ChatMessage::tool_result("call_1", R"({"c":18})"));
     r.messages.push_back(ChatMessage::user("Thanks. And tomorrow?"));
@@ -993,13 +1051,19 @@ TEST_CASE(
         CHECK(dropped.error().status == 400);
         CHECK_THAT(dropped.error().message, Catch::Contains("signature"));
     }
+    // A turn whose thinking was redacted starts with its redacted block: taken.
+    ChatRequest redacted = three_turns(Provider::anthropic);
+    redacted.base_url = server.base_url() + "/v1";
+    redacted.messages[1].reasoning = Reasoning{};
+    redacted.messages[1].reasoning.redacted = {"RED1"};
+    CHECK(run_chat(redacted).ok());
 }
 
 TEST_CASE("the --messages JSON shape round-trips a turn's message with its signatures") {
     ChatResult result;
     result.text = "ok";
     result.tool_calls = {{"call_1", "f", R"({"a":1})", "GSIG"}};
-    result.reasoning = {"why", "SIG", "rs_1"};
+    result.reasoning = {"why", "SIG", "rs_1", {}};
     auto back = messages_from_json("[" + message_to_json(result.message()) + "]");
     REQUIRE(back.ok());
     REQUIRE(back->size() == 1);

@@ -21,6 +21,8 @@ void Accumulator::add(const Delta& delta) {
     if (!delta.reasoning_signature.empty())
         partial_.reasoning.signature = delta.reasoning_signature;
     if (!delta.reasoning_id.empty()) partial_.reasoning.id = delta.reasoning_id;
+    if (!delta.reasoning_redacted.empty())
+        partial_.reasoning.redacted.push_back(delta.reasoning_redacted);
     for (const ToolCallDelta& piece : delta.tool_calls) {
         auto [at, added] = call_at_.try_emplace(piece.index, calls_.size());
         if (added) calls_.push_back(Call{piece.index, {}});

@@ -175,6 +175,12 @@ Result<std::vector<ChatMessage>> messages_from_json(std::string_view json) {
             m.reasoning.text = string_member(*r, "text").value_or("");
             m.reasoning.signature = string_member(*r, "signature").value_or("");
             m.reasoning.id = string_member(*r, "id").value_or("");
+            if (const Value* redacted = member(*r, "redacted"); redacted && redacted->IsArray())
+                for (const Value& block : redacted->GetArray()) {
+                    if (!block.IsString())
+                        return bad_message(i, "reasoning.redacted holds strings only");
+                    m.reasoning.redacted.emplace_back(block.GetString(), block.GetStringLength());
+                }
         }
         m.tool_call_id = string_member(v, "tool_call_id").value_or("");
         m.tool_name = string_member(v, "name").value_or("");
@@ -260,6 +266,13 @@ void write_openai_message(Writer& w, const ChatMessage& m, bool extensions) {
         put(w, "text", m.reasoning.text);
         if (!m.reasoning.signature.empty()) put(w, "signature", m.reasoning.signature);
         if (!m.reasoning.id.empty()) put(w, "id", m.reasoning.id);
+        if (!m.reasoning.redacted.empty()) {
+            w.Key("redacted");
+            w.StartArray();
+            for (const std::string& block : m.reasoning.redacted)
+                w.String(block.data(), static_cast<rapidjson::SizeType>(block.size()));
+            w.EndArray();
+        }
         w.EndObject();
     }
     if (m.role == "tool") {

@@ -113,8 +113,8 @@ inline bool has_usage(const Delta& d) {
 /// Whether a delta adds anything to the message.
 inline bool adds_something(const Delta& d) {
     return !d.text.empty() || !d.reasoning.empty() || !d.reasoning_signature.empty() ||
-           !d.refusal.empty() || !d.reasoning_id.empty() || !d.tool_calls.empty() ||
-           d.finish_reason || has_usage(d) || d.error || d.end_of_message;
+           !d.refusal.empty() || !d.reasoning_id.empty() || !d.reasoning_redacted.empty() ||
+           !d.tool_calls.empty() || d.finish_reason || has_usage(d) || d.error || d.end_of_message;
 }
 
 inline Error malformed(std::string why) {

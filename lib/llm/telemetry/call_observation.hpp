@@ -20,7 +20,8 @@ namespace nous::llm::detail {
 /// call, a refusal): what a first content event is, and what a router must
 /// never fail over after.
 inline bool is_content(const Delta& d) noexcept {
-    return !d.text.empty() || !d.reasoning.empty() || !d.tool_calls.empty() || !d.refusal.empty();
+    return !d.text.empty() || !d.reasoning.empty() || !d.reasoning_redacted.empty() ||
+           !d.tool_calls.empty() || !d.refusal.empty();
 }
 
 class CallObservation {

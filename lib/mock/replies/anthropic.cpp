@@ -117,8 +117,8 @@ class AnthropicReply final : public ReplyFormat {
         return thinking && string_at(find(*thinking, "type")) == "enabled";
     }
     /// With thinking on, an assistant turn with tool_use must start with its
-    /// signed thinking block: the mock refuses the same as the API, so that a
-    /// client that loses signatures fails against it as in production.
+    /// signed thinking block (or a redacted one, its data whole): the mock refuses the same as the
+    /// API, so that a client that loses signatures fails against it as in production.
     std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
         const rapidjson::Value* messages = find(doc, "messages");
         if (!asks_reasoning(doc) || !messages || !messages->IsArray()) return std::nullopt;
@@ -131,12 +131,16 @@ class AnthropicReply final : public ReplyFormat {
                 if (string_at(find(head, "type")) == "thinking" &&
                     !string_at(find(head, "signature")).empty())
                     continue;
+                if (string_at(find(head, "type")) == "redacted_thinking" &&
+                    !string_at(find(head, "data")).empty())
+                    continue;
                 const std::string why =
                     "messages." + std::to_string(i) +
                     ".content.0.type: Expected `thinking` or `redacted_thinking`, but found `" +
                     string_at(find(head, "type")) +
                     "`. When `thinking` is enabled, an assistant message with tool_use must "
-                    "start with a thinking block (with its signature)";
+                    "start with a thinking block (with its signature) or a redacted_thinking "
+                    "block";
                 return R"({"type":"error","error":{"type":"invalid_request_error","message":)" +
                        json_string(why) + "}}";
             }

@@ -47,7 +47,13 @@ struct Reasoning {
     std::string text;
     std::string signature;
     std::string id;  ///< Responses API: the reasoning item's id
-    bool empty() const noexcept { return text.empty() && signature.empty() && id.empty(); }
+    /// The turn's redacted reasoning blocks (Anthropic `redacted_thinking`,
+    /// Bedrock `redactedContent`), each opaque data sent back as it came:
+    /// both refuse a thinking turn with tool use that lacks them.
+    std::vector<std::string> redacted;
+    bool empty() const noexcept {
+        return text.empty() && signature.empty() && id.empty() && redacted.empty();
+    }
 };
 
 /// A message of the conversation. Roles: "system", "user", "assistant",

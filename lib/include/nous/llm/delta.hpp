@@ -56,6 +56,10 @@ struct Delta {
     std::string reasoning;            ///< a reasoning (thinking) text fragment
     std::string reasoning_signature;  ///< the reasoning's signature (or a piece of it)
     std::string reasoning_id;         ///< Responses API: the reasoning item's id
+    /// A reasoning block the provider redacted, whole: its opaque data
+    /// (Anthropic `redacted_thinking`, Bedrock `redactedContent`), to be sent
+    /// back as it came.
+    std::string reasoning_redacted;
     /// The model declined to answer (OpenAI `refusal`, Responses
     /// `response.refusal.delta`): a fragment of its words, never text.
     std::string refusal;

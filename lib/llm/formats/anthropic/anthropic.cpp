@@ -54,6 +54,13 @@ void anthropic_blocks(Writer& w, const ChatMessage& m) {
         key_string(w, "signature", m.reasoning.signature);
         w.EndObject();
     }
+    if (m.role == "assistant")
+        for (const std::string& data : m.reasoning.redacted) {
+            w.StartObject();
+            key_string(w, "type", "redacted_thinking");
+            key_string(w, "data", data);
+            w.EndObject();
+        }
     if (!m.content.empty()) {
         w.StartObject();
         key_string(w, "type", "text");
@@ -247,6 +254,9 @@ void anthropic(std::string_view type, const Value& doc, CacheCounts& cache,
                    string_member(*block, "type") == std::optional<std::string>("thinking")) {
             d.reasoning = string_member(*block, "thinking").value_or("");
             d.reasoning_signature = string_member(*block, "signature").value_or("");
+        } else if (block && string_member(*block, "type") ==
+                                std::optional<std::string>("redacted_thinking")) {
+            d.reasoning_redacted = string_member(*block, "data").value_or("");
         } else if (block) {
             d.text = string_member(*block, "text").value_or("");
         }
@@ -414,6 +424,8 @@ class Anthropic final : public WireFormat {
             } else if (type == "thinking") {
                 d.reasoning = string_member(block, "thinking").value_or("");
                 d.reasoning_signature = string_member(block, "signature").value_or("");
+            } else if (type == "redacted_thinking") {
+                d.reasoning_redacted = string_member(block, "data").value_or("");
             } else if (type == "tool_use") {
                 ToolCallDelta t;
                 t.index = index;

@@ -65,6 +65,15 @@ void converse_blocks(Writer& w, const ChatMessage& m) {
         w.EndObject();
         w.EndObject();
     }
+    if (m.role == "assistant")
+        for (const std::string& data : m.reasoning.redacted) {
+            w.StartObject();
+            w.Key("reasoningContent");
+            w.StartObject();
+            key_string(w, "redactedContent", data);  // a blob: base64 in JSON, as it came
+            w.EndObject();
+            w.EndObject();
+        }
     if (!m.content.empty()) text_block(w, m.content);
     for (const ContentPart& part : m.parts) {
         if (part.kind == ContentPart::Kind::text) {
@@ -269,6 +278,7 @@ void converse_event(std::string_view type, const Value& doc, std::vector<Delta>&
         } else if (const Value* reasoning = member(*delta, "reasoningContent")) {
             d.reasoning = string_member(*reasoning, "text").value_or("");
             d.reasoning_signature = string_member(*reasoning, "signature").value_or("");
+            d.reasoning_redacted = string_member(*reasoning, "redactedContent").value_or("");
         }
     } else if (type == "messageStop") {
         d.finish_reason = string_member(doc, "stopReason");
@@ -369,6 +379,7 @@ std::optional<Error> converse_read_whole(const Value& root, std::vector<Delta>& 
                 d.reasoning = string_member(*text, "text").value_or("");
                 d.reasoning_signature = string_member(*text, "signature").value_or("");
             }
+            d.reasoning_redacted = string_member(*reasoning, "redactedContent").value_or("");
         }
         ++index;
         deltas.push_back(std::move(d));
