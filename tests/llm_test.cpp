@@ -104,7 +104,7 @@ TEST_CASE(
         }
         ++fixtures;
     }
-    CHECK(fixtures == 25);
+    CHECK(fixtures == 27);
 }
 
 TEST_CASE("the OpenAI builder's body is the documented request for the same chat") {
@@ -382,6 +382,34 @@ TEST_CASE("Anthropic's redacted thinking comes back whole and goes back as it ca
         messages_from_json(R"([{"role":"assistant","content":"x","reasoning":{"redacted":[1]}}])");
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Catch::Contains("redacted"));
+}
+
+TEST_CASE("a prompt Gemini blocked ends the message with its block reason, streamed or whole") {
+    // No candidate at all: without the block reason it read as a stream cut short.
+    const std::string blocked =
+        R"({"promptFeedback":{"blockReason":"PROHIBITED_CONTENT","safetyRatings":[]},)"
+        R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3}})";
+    DeltaParser parser(Provider::gemini);
+    std::vector<Delta> deltas;
+    Event event;
+    event.data = blocked;
+    REQUIRE_FALSE(parser.parse(event, deltas));
+    REQUIRE(deltas.size() == 1);
+    CHECK(deltas[0].finish_reason == std::optional<std::string>("PROHIBITED_CONTENT"));
+    CHECK(deltas[0].end_of_message);
+    CHECK(deltas[0].input_tokens == std::optional<std::int64_t>(3));
+    auto whole = parse_chat_response(Provider::gemini, blocked);
+    REQUIRE(whole.ok());
+    CHECK(whole->text.empty());
+    CHECK(whole->finish_reason == std::optional<std::string>("PROHIBITED_CONTENT"));
+    // Feedback without a block reason ends nothing.
+    deltas.clear();
+    event.data =
+        R"({"promptFeedback":{"safetyRatings":[]},"candidates":[{"content":{"parts":[{"text":"hi"}]}}]})";
+    REQUIRE_FALSE(parser.parse(event, deltas));
+    REQUIRE(deltas.size() == 1);
+    CHECK(deltas[0].text == "hi");
+    CHECK_FALSE(deltas[0].end_of_message);
 }
 
 TEST_CASE("provider error bodies become the provider's own words") {

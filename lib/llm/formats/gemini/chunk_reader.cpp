@@ -53,7 +53,8 @@ class GeminiChunkReader {
         key_ = Name::other;
         switch (place()) {
             case Place::root:
-                if (key == "error") return false;  // an error chunk: the document read's
+                if (key == "error") return false;           // an error chunk: the document read's
+                if (key == "promptFeedback") return false;  // a blocked prompt: likewise
                 if (key == "candidates") key_ = Name::candidates;
                 if (key == "usageMetadata") key_ = Name::usage;
                 break;

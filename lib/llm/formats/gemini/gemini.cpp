@@ -265,6 +265,14 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
             }
         }
     }
+    // A prompt Gemini blocked has no candidate: its block reason (SAFETY,
+    // BLOCKLIST, PROHIBITED_CONTENT, ...) is the message's end, not a stream
+    // cut short.
+    if (const Value* feedback = member(doc, "promptFeedback"))
+        if (auto reason = string_member(*feedback, "blockReason"); reason && !d.finish_reason) {
+            d.finish_reason = *reason;
+            d.end_of_message = true;
+        }
     if (const Value* usage = member(doc, "usageMetadata")) gemini_usage(*usage, d);
     if (adds_something(d)) out.push_back(std::move(d));
 }
