@@ -104,7 +104,7 @@ TEST_CASE(
         }
         ++fixtures;
     }
-    CHECK(fixtures == 27);
+    CHECK(fixtures == 28);
 }
 
 TEST_CASE("the OpenAI builder's body is the documented request for the same chat") {

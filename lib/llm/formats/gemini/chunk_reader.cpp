@@ -31,6 +31,8 @@ class GeminiChunkReader {
         return scalar();
     }
     bool Int64(std::int64_t v) {
+        // Another candidate than the first: the document read leaves it out.
+        if (depth_ > 0 && place() == Place::candidate && key_ == Name::index) return v == 0;
         if (depth_ > 0 && place() == Place::usage && key_ != Name::other) {
             std::optional<std::int64_t>& slot = count_slot();
             if (slot) return false;  // a duplicate count
@@ -61,6 +63,7 @@ class GeminiChunkReader {
             case Place::candidate:
                 if (key == "content") key_ = Name::content;
                 if (key == "finishReason") key_ = Name::finish_reason;
+                if (key == "index") key_ = Name::index;
                 break;
             case Place::content:
                 if (key == "parts") key_ = Name::parts;
@@ -106,6 +109,7 @@ class GeminiChunkReader {
         usage,
         content,
         finish_reason,
+        index,
         parts,
         text,
         thought,

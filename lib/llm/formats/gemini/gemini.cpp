@@ -233,6 +233,11 @@ void gemini(const Value& doc, int& calls, std::vector<Delta>& out) {
     }
     if (const Value* candidates = member(doc, "candidates"); candidates && candidates->IsArray()) {
         for (const Value& candidate : candidates->GetArray()) {
+            // Only the first candidate (index 0, or none) is the message: a
+            // server asked for more (candidateCount) sends each its index.
+            if (const Value* index = member(candidate, "index");
+                index && index->IsInt64() && index->GetInt64() != 0)
+                continue;
             if (const Value* content = member(candidate, "content"))
                 if (const Value* parts = member(*content, "parts"); parts && parts->IsArray())
                     for (const Value& part : parts->GetArray()) {
