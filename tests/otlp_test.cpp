@@ -455,6 +455,52 @@ TEST_CASE("otlp: a collector's 500 or 400 is not retried, and the spans are coun
     }
 }
 
+TEST_CASE("otlp: a collector's partial success is counted, said, and never sent again") {
+    // OTLP/HTTP: a 200 whose partial_success rejects items is not retried;
+    // the rejected items are not exported. int64 counts come as strings or numbers.
+    auto answer = [](const std::string& body) {
+        return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    for (const std::string& body :
+         {std::string(R"({"partialSuccess":{"rejectedSpans":"2","errorMessage":"span too old"}})"),
+          std::string(
+              R"({"partial_success":{"rejected_spans":2,"error_message":"span too old"}})")}) {
+        INFO(body);
+        ScriptedCollector collector(answer(body));
+        auto settings = settings_for(collector.base());
+        settings.metrics_endpoint.clear();
+        auto exporter = exporter_for(settings);
+        for (std::uint64_t id = 1; id <= 3; ++id) synthetic_call(*exporter, id);
+        CHECK_FALSE(exporter->flush());
+        CHECK(collector.requests == 1);
+        const auto stats = exporter->stats();
+        CHECK(stats.spans_exported == 1);
+        CHECK(stats.spans_failed == 2);
+        CHECK(stats.last_error == "traces: the collector rejected 2 of 3 spans: span too old");
+    }
+    // A warning with nothing rejected, or an empty answer, is a success.
+    for (const std::string& body :
+         {std::string(R"({"partialSuccess":{"errorMessage":"slow down"}})"), std::string()}) {
+        ScriptedCollector collector(answer(body));
+        auto settings = settings_for(collector.base());
+        settings.metrics_endpoint.clear();
+        auto exporter = exporter_for(settings);
+        synthetic_call(*exporter, 1);
+        CHECK(exporter->flush());
+        CHECK(exporter->stats().spans_exported == 1);
+    }
+    // Metrics: rejected data points fail the export.
+    ScriptedCollector collector(answer(R"({"partialSuccess":{"rejectedDataPoints":"5"}})"));
+    auto settings = settings_for(collector.base());
+    settings.traces_endpoint.clear();
+    auto exporter = exporter_for(settings);
+    synthetic_call(*exporter, 1);
+    CHECK_FALSE(exporter->flush());
+    CHECK(exporter->stats().metric_exports_failed == 1);
+    CHECK(exporter->stats().last_error == "metrics: the collector rejected 5 data points");
+}
+
 TEST_CASE("otlp: a dead collector changes no call, and a flush gives up within its timeout") {
     MockServer server;
     server.start();

@@ -11,6 +11,7 @@
 #include "nous/http/client.hpp"
 #include "nous/http/log.hpp"
 #include "nous/llm/otlp.hpp"
+#include "telemetry/otlp_answer.hpp"
 #include "telemetry/otlp_content.hpp"
 #include "telemetry/otlp_json.hpp"
 #include "telemetry/trace_ids.hpp"
@@ -101,9 +102,10 @@ struct OtlpExporter::Impl {
     /// Every pending span, taken out of the shards.
     std::vector<SpanRecord> take_pending();
     void run();
-    /// One export request, retried as OTLP says until `deadline`; the error when it failed.
+    /// One export request, retried as OTLP says until `deadline`; the error
+    /// when it failed, else the collector's answer in `answer`.
     std::optional<std::string> send(const std::string& url, const std::string& body,
-                                    Clock::time_point deadline);
+                                    Clock::time_point deadline, std::string& answer);
     bool export_spans(std::vector<SpanRecord>& spans, Clock::time_point deadline);
     bool export_metrics(Clock::time_point deadline);
 };
@@ -239,7 +241,8 @@ std::vector<SpanRecord> OtlpExporter::Impl::take_pending() {
 }
 
 std::optional<std::string> OtlpExporter::Impl::send(const std::string& url, const std::string& body,
-                                                    Clock::time_point deadline) {
+                                                    Clock::time_point deadline,
+                                                    std::string& answer) {
     nous::http::Headers headers = settings.headers;
     headers.emplace_back("Content-Type", "application/json");
     auto backoff = kFirstBackoff;
@@ -252,7 +255,10 @@ std::optional<std::string> OtlpExporter::Impl::send(const std::string& url, cons
         options.total_timeout = left;
         options.idempotency_key = false;
         auto response = nous::http::post(url, body, headers, options);
-        if (response) return std::nullopt;
+        if (response) {
+            answer = std::move(response->body);
+            return std::nullopt;
+        }
         const nous::http::Error& e = response.error();
         std::string why = std::string(nous::http::to_string(e.code)) + ": " + e.message;
         if (!retryable(e)) return why;
@@ -267,17 +273,31 @@ bool OtlpExporter::Impl::export_spans(std::vector<SpanRecord>& spans, Clock::tim
     bool ok = true;
     for (std::size_t first = 0; first < spans.size(); first += kBatch) {
         const std::size_t n = std::min(kBatch, spans.size() - first);
+        std::string answer;
         auto failed = send(settings.traces_endpoint,
                            detail::traces_request_json(
                                source, std::span<const SpanRecord>(spans).subspan(first, n)),
-                           deadline);
+                           deadline, answer);
+        // A 200 may still reject part of the batch (OTLP's partial success):
+        // those spans are not exported, and are never sent again.
+        const auto rejection =
+            failed ? detail::OtlpRejection{} : detail::rejection_of(answer, "rejectedSpans");
+        const std::uint64_t rejected =
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(rejection.rejected), n);
         std::lock_guard lock(mutex);
         if (failed) {
             stats.spans_failed += n;
             stats.last_error = "traces: " + *failed;
             ok = false;
         } else {
-            stats.spans_exported += n;
+            stats.spans_exported += n - rejected;
+            if (rejected > 0) {
+                stats.spans_failed += rejected;
+                stats.last_error = "traces: the collector rejected " + std::to_string(rejected) +
+                                   " of " + std::to_string(n) + " spans" +
+                                   (rejection.why.empty() ? "" : ": " + rejection.why);
+                ok = false;
+            }
         }
     }
     spans.clear();
@@ -289,11 +309,20 @@ bool OtlpExporter::Impl::export_metrics(Clock::time_point deadline) {
     const std::string body =
         detail::metrics_request_json(source, metrics.merged(), start_unix_nano, unix_nano_now());
     if (body.empty()) return true;
-    auto failed = send(settings.metrics_endpoint, body, deadline);
+    std::string answer;
+    auto failed = send(settings.metrics_endpoint, body, deadline, answer);
+    const auto rejection =
+        failed ? detail::OtlpRejection{} : detail::rejection_of(answer, "rejectedDataPoints");
     std::lock_guard lock(mutex);
     if (failed) {
         ++stats.metric_exports_failed;
         stats.last_error = "metrics: " + *failed;
+        return false;
+    }
+    if (rejection.rejected > 0) {
+        ++stats.metric_exports_failed;
+        stats.last_error = "metrics: the collector rejected " + std::to_string(rejection.rejected) +
+                           " data points" + (rejection.why.empty() ? "" : ": " + rejection.why);
         return false;
     }
     ++stats.metric_exports;

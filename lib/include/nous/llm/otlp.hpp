@@ -82,8 +82,12 @@ class OtlpExporter final : public Observer {
     struct Stats {
         std::uint64_t spans_exported = 0;  ///< accepted by the collector
         std::uint64_t spans_dropped = 0;   ///< the queue was full, or the exporter shut down
-        std::uint64_t spans_failed = 0;  ///< sent, and refused or never answered within the timeout
-        std::uint64_t metric_exports = 0;  ///< metric requests accepted
+        /// Sent, and refused (a partial success's rejected spans included) or
+        /// never answered within the timeout.
+        std::uint64_t spans_failed = 0;
+        std::uint64_t metric_exports = 0;  ///< metric requests accepted whole
+        /// Refused, in part (a partial success rejecting data points) or whole,
+        /// or never answered within the timeout.
         std::uint64_t metric_exports_failed = 0;
         std::string last_error;  ///< the last failed export's error, "" when none
     };

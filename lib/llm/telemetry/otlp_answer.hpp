@@ -1,0 +1,25 @@
+#pragma once
+// What a collector's 200 answer to an OTLP/HTTP export says: the spec lets
+// it accept a request in part, naming how many items it rejected and why
+// (ExportTraceServiceResponse.partial_success). Such an answer is never
+// retried, and the rejected items are not exported.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nous::llm::detail {
+
+struct OtlpRejection {
+    std::int64_t rejected = 0;  ///< items the collector rejected (0: it took them all)
+    std::string why;            ///< its error_message, printable ASCII, at most 200 bytes
+};
+
+/// The rejection in a 200 answer's JSON body. `count_name` is the
+/// signal's counter: "rejectedSpans" or "rejectedDataPoints". An empty or
+/// unreadable body rejected nothing; the count is read from a number or
+/// from the string protobuf's JSON mapping writes an int64 as, in
+/// lowerCamelCase or the proto's own snake_case names.
+OtlpRejection rejection_of(std::string_view body, const char* count_name);
+
+}  // namespace nous::llm::detail
