@@ -276,6 +276,62 @@ std::string read_to_close(int fd) {
 
 }  // namespace
 
+TEST_CASE("the mock reads a chunked request body, and refuses a framing it cannot read") {
+    // Clients that stream their upload (Go's, Java's) send chunked bodies;
+    // the mock took them for empty bodies and read the chunks as requests.
+    MockServerOptions o;
+    o.max_request_body = 1024;
+    MockServer server(o);
+    server.start();
+    const std::string body = R"({"model":"mock-1","messages":[{"role":"user","content":"hi"}]})";
+    std::string chunked;
+    for (std::size_t i = 0; i < body.size(); i += 7) {
+        const std::string piece = body.substr(i, 7);
+        char size[16];
+        std::snprintf(size, sizeof size, "%zx", piece.size());
+        chunked += std::string(size) + (i == 0 ? ";ext=1" : "") + "\r\n" + piece + "\r\n";
+    }
+    chunked += "0\r\nX-Trailer: t\r\n\r\n";
+    auto exchange = [&](const std::string& head_fields, const std::string& rest) {
+        int fd = connect_loopback(server.port());
+        REQUIRE(fd >= 0);
+        const std::string request =
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + head_fields + "\r\n" + rest;
+        REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
+        std::string reply = read_to_close(fd);
+        ::close(fd);
+        return reply;
+    };
+    // Read whole, and the next request on the connection after it too.
+    const std::string next =
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: "
+        "close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string two = exchange("Transfer-Encoding: chunked\r\n", chunked + next);
+    CHECK(two.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(two.find("HTTP/1.1 200 OK\r\n", 1) != std::string::npos);
+    CHECK(server.requests_served() == 2);
+    struct Bad {
+        std::string fields, rest, status, why;
+    };
+    for (const Bad& bad :
+         {Bad{"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "0\r\n\r\n", "400",
+              "both Transfer-Encoding and Content-Length"},
+          Bad{"Transfer-Encoding: gzip, chunked\r\n", "0\r\n\r\n", "400", "chunked only"},
+          Bad{"Transfer-Encoding: chunked\r\n", "zz\r\n", "400", "not hexadecimal"},
+          Bad{"Transfer-Encoding: chunked\r\n", "3\r\nabcd\r\n", "400", "not ended by CRLF"},
+          Bad{"Transfer-Encoding: chunked\r\n", "ffffffffffffffff\r\n", "413", "at most 1024"},
+          Bad{"Transfer-Encoding: chunked\r\n", "3ff\r\n" + std::string(1023, 'a') + "\r\n2\r\n",
+              "413", "at most 1024"}}) {
+        INFO(bad.fields << bad.rest.substr(0, 20));
+        const std::string reply = exchange(bad.fields, bad.rest);
+        CHECK(reply.rfind("HTTP/1.1 " + bad.status + " ", 0) == 0);
+        CHECK(reply.find(bad.why) != std::string::npos);
+        CHECK(reply.find("HTTP/1.1", 1) == std::string::npos);
+    }
+    CHECK(server.requests_served() == 2);
+}
+
 TEST_CASE(
     "mock_content_length_wrap: a Content-Length past the cap is 413 and the connection "
     "closes, never a request served for ever") {
@@ -288,6 +344,8 @@ TEST_CASE(
     for (const std::string length :
          {"18446744073709551545", "99999999999999999999999", "2048", "12abc", "-1"}) {
         INFO("Content-Length: " << length);
+        // Past the cap: 413; not a number at all: 400, named.
+        const bool number = length.find_first_not_of("0123456789") == std::string::npos;
         int fd = connect_loopback(server.port());
         REQUIRE(fd >= 0);
         const std::string request =
@@ -296,7 +354,9 @@ TEST_CASE(
         REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
         const std::string reply = read_to_close(fd);
         ::close(fd);
-        CHECK(reply.rfind("HTTP/1.1 413 ", 0) == 0);
+        CHECK(reply.rfind(number ? "HTTP/1.1 413 Content Too Large\r\n" : "HTTP/1.1 400 ", 0) == 0);
+        if (!number)
+            CHECK(reply.find("a Content-Length that is not a number") != std::string::npos);
         // One response, then the close: not the same request answered again.
         CHECK(reply.find("HTTP/1.1", 1) == std::string::npos);
     }

@@ -163,8 +163,16 @@ void MockServer::Impl::serve(int fd) {
     std::string buffer;
     MockRequest request;
     while (!stopping) {
-        const mock::ReadRequest got =
-            mock::read_request(fd, buffer, request, options.idle_close, options.max_request_body);
+        std::string why;
+        const mock::ReadRequest got = mock::read_request(fd, buffer, request, options.idle_close,
+                                                         options.max_request_body, why);
+        if (got == mock::ReadRequest::malformed) {
+            write_response(fd, 400, {{"Connection", "close"}},
+                           R"({"error":{"message":)" +
+                               mock::json_string("malformed request: " + why) +
+                               R"(,"type":"invalid_request_error"}})");
+            break;
+        }
         if (got == mock::ReadRequest::too_large) {
             const std::string why = "request body too large (the mock takes at most " +
                                     std::to_string(options.max_request_body) + " bytes)";

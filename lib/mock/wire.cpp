@@ -48,6 +48,8 @@ std::string reason_for(int status) {
             return "Not Found";
         case 408:
             return "Request Timeout";
+        case 413:
+            return "Content Too Large";
         case 429:
             return "Too Many Requests";
         case 500:
@@ -61,8 +63,72 @@ std::string reason_for(int status) {
     }
 }
 
+namespace {
+
+/// One more read into `buffer`; false at EOF or an error.
+bool read_more(int fd, std::string& buffer) {
+    char chunk[65536];
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    return true;
+}
+
+/// The end of the line starting at `at` (its CR), read as needed; npos at
+/// EOF or past 4 KiB of line (a chunk-size line or a trailer).
+std::size_t line_end(int fd, std::string& buffer, std::size_t at) {
+    for (;;) {
+        const std::size_t eol = buffer.find("\r\n", at);
+        if (eol != std::string::npos) return eol;
+        if (buffer.size() - at > 4096 || !read_more(fd, buffer)) return std::string::npos;
+    }
+}
+
+/// A chunked body from `buffer[at]` into `body`; `at` ends past its last
+/// chunk and trailers (which are read and dropped).
+ReadRequest read_chunked(int fd, std::string& buffer, std::size_t& at, std::string& body,
+                         std::uint64_t max_body, std::string& why) {
+    for (;;) {
+        std::size_t eol = line_end(fd, buffer, at);
+        if (eol == std::string::npos) return ReadRequest::closed;
+        std::string_view size_line(buffer.data() + at, eol - at);
+        size_line = size_line.substr(0, size_line.find(';'));  // chunk extensions
+        while (!size_line.empty() && (size_line.back() == ' ' || size_line.back() == '\t'))
+            size_line.remove_suffix(1);
+        std::uint64_t size = 0;
+        const auto [end, ec] =
+            std::from_chars(size_line.data(), size_line.data() + size_line.size(), size, 16);
+        if (size_line.empty() || ec != std::errc() || end != size_line.data() + size_line.size()) {
+            why = "a chunk size that is not hexadecimal";
+            return ReadRequest::malformed;
+        }
+        at = eol + 2;
+        if (size == 0) {
+            for (;;) {  // trailers, up to the empty line
+                eol = line_end(fd, buffer, at);
+                if (eol == std::string::npos) return ReadRequest::closed;
+                const bool last = eol == at;
+                at = eol + 2;
+                if (last) return ReadRequest::request;
+            }
+        }
+        if (size > max_body - body.size()) return ReadRequest::too_large;
+        while (buffer.size() - at < size + 2)
+            if (!read_more(fd, buffer)) return ReadRequest::closed;
+        if (buffer.compare(at + size, 2, "\r\n") != 0) {
+            why = "a chunk not ended by CRLF";
+            return ReadRequest::malformed;
+        }
+        body.append(buffer, at, size);
+        at += size + 2;
+    }
+}
+
+}  // namespace
+
 ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
-                         std::chrono::milliseconds idle_close, std::uint64_t max_body) {
+                         std::chrono::milliseconds idle_close, std::uint64_t max_body,
+                         std::string& why) {
     std::size_t head_end;
     for (;;) {
         head_end = buffer.find("\r\n\r\n");
@@ -88,7 +154,8 @@ ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
     request.target = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
     request.headers.clear();
     std::uint64_t content_length = 0;
-    bool length_ok = true;
+    bool length_ok = true, has_length = false;
+    std::string coding;  // Transfer-Encoding, lower-case
     std::string_view rest = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
     while (!rest.empty()) {
         auto eol = rest.find("\r\n");
@@ -99,18 +166,43 @@ ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
         std::string name = lower(std::string(line.substr(0, colon)));
         std::string_view value = line.substr(colon + 1);
         while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+            value.remove_suffix(1);
+        if (name == "transfer-encoding") coding = lower(std::string(value));
         if (name == "content-length") {
-            while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
-                value.remove_suffix(1);
+            has_length = true;
             const auto [end, ec] =
                 std::from_chars(value.data(), value.data() + value.size(), content_length);
-            length_ok = ec == std::errc() && end == value.data() + value.size() && !value.empty();
+            const bool digits = !value.empty() && end == value.data() + value.size();
+            if (digits && ec == std::errc::result_out_of_range)
+                content_length = ~std::uint64_t{0};  // a number, past any cap
+            else
+                length_ok = digits && ec == std::errc();
         }
         request.headers.emplace_back(std::move(name), std::string(value));
     }
+    if (!coding.empty()) {
+        if (coding != "chunked") {
+            why = "Transfer-Encoding '" + coding + "' (the mock reads chunked only)";
+            return ReadRequest::malformed;
+        }
+        if (has_length) {
+            why = "both Transfer-Encoding and Content-Length";
+            return ReadRequest::malformed;
+        }
+        std::size_t at = head_end + 4;
+        request.body.clear();
+        const ReadRequest got = read_chunked(fd, buffer, at, request.body, max_body, why);
+        if (got == ReadRequest::request) buffer.erase(0, at);
+        return got;
+    }
+    if (!length_ok) {
+        why = "a Content-Length that is not a number";
+        return ReadRequest::malformed;
+    }
     // Refused before any sum with it: 18446744073709551545 wrapped
     // body_start + content_length, and the request was served for ever.
-    if (!length_ok || content_length > max_body) return ReadRequest::too_large;
+    if (content_length > max_body) return ReadRequest::too_large;
     const std::size_t body_start = head_end + 4;
     const auto length = static_cast<std::size_t>(content_length);
     while (buffer.size() - body_start < length) {

@@ -23,13 +23,20 @@ std::string reason_for(int status);
 enum class ReadRequest {
     request,    ///< a whole request is in `request`
     closed,     ///< EOF, an error, or `idle_close` passed with no byte of a next request
-    too_large,  ///< a body over `max_body`, or a Content-Length that is not a number: 413
+    too_large,  ///< a body over `max_body`: 413
+    malformed,  ///< a framing the mock cannot read: 400, `why` says which, and the connection
+                ///< closes
 };
-/// Reads one request (head + Content-Length body) into `request`, keeping
-/// bytes past it in `buffer`. The Content-Length is checked against
-/// `max_body` before any arithmetic with it, so no value wraps a sum.
+/// Reads one request (head + a Content-Length or chunked body) into
+/// `request`, keeping bytes past it in `buffer`. The Content-Length is
+/// checked against `max_body` before any arithmetic with it, so no value
+/// wraps a sum; a chunked body is held to `max_body` as it is decoded. A
+/// Content-Length that is not a number, a Transfer-Encoding other than
+/// chunked, or both headers at once (RFC 9112 6.3: a smuggling attempt as
+/// often as not) is `malformed`, with `why`.
 ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
-                         std::chrono::milliseconds idle_close, std::uint64_t max_body);
+                         std::chrono::milliseconds idle_close, std::uint64_t max_body,
+                         std::string& why);
 /// A whole response with Content-Length. `body` may be a static buffer.
 /// `nagle`: head and body in two writes (the body waits for the client's ACK).
 bool write_response(int fd, int status,
