@@ -118,6 +118,28 @@ TEST_CASE("a custom backend answers without any HTTP request, its factory runs o
     CHECK(factory_runs == before + 1);
 }
 
+TEST_CASE("a custom backend's answer passes as it is, its Content-Encoding included") {
+    // An application's backend may decode a coding itself and keep the
+    // header (libcurl's CURLOPT_ACCEPT_ENCODING does): the library does not
+    // second-guess it, as it does its own backends' answers.
+    class DecodingBackend : public Backend {
+      public:
+        Result<Response> post(const Request&, const Options&) override {
+            Response r;
+            r.status = 200;
+            r.headers = {{"content-encoding", "gzip"}};
+            r.body = "{}";
+            return r;
+        }
+    };
+    register_backend("test.decoding", [] { return std::make_shared<DecodingBackend>(); });
+    Options o;
+    o.backend = "test.decoding";
+    auto r = post("http://127.0.0.1:1/x", "{}", {}, o);
+    REQUIRE(r.ok());
+    CHECK(r->body == "{}");
+}
+
 TEST_CASE("an unknown name per call is invalid_argument and creates nothing") {
     Options o;
     o.backend = "no.such.backend";

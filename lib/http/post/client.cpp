@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "codec/answer_head_check.hpp"
 #include "core/config.hpp"
 #include "core/headers.hpp"
 #include "core/log.hpp"
@@ -67,14 +66,6 @@ Result<Response> request(std::string_view method, std::string_view url, std::str
             Result<Response> result =
                 backend.value()->post_prepared(call.value(), attempt, total_by);
             if (!result.ok()) return std::move(result.error());
-            // Every backend's answer, an application's own included: a body in
-            // a coding nobody asked for is not handed on as the answer.
-            if (auto e = unasked_content_coding(result->headers, *attempt.headers)) {
-                std::string& body = result->body;
-                body.resize(std::min(body.size(), call->settings.max_error_body_bytes));
-                return with_answer(std::move(*e), result->status, std::move(result->headers),
-                                   std::move(body));
-            }
             response.emplace(std::move(result.value()));
             return std::nullopt;
         },

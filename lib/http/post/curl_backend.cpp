@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "codec/answer_head_check.hpp"
 #include "codec/http1_parser.hpp"
 #include "codec/retry_hint.hpp"
 #include "core/cancel.hpp"
@@ -357,6 +358,13 @@ class CurlBackend final : public PreparedBackend {
         r.timings.total =
             std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
         if (r.status / 100 == 2) {
+            // libcurl decodes nothing unless told to (CURLOPT_ACCEPT_ENCODING,
+            // never set): a body in a coding nobody asked for is not the answer.
+            if (auto e = unasked_content_coding(t.headers, *request.headers)) {
+                t.body.resize(std::min(t.body.size(), s.max_error_body_bytes));
+                return with_answer(std::move(*e), r.status, std::move(t.headers),
+                                   std::move(t.body));
+            }
             r.headers = std::move(t.headers);
             r.request_id = request_id_of(r.headers);
             r.body = std::move(t.body);

@@ -1,6 +1,7 @@
 // The default `post` backend: keep-alive POCO sessions from a per-origin pool,
 // through the shared call pipeline.
 
+#include "codec/answer_head_check.hpp"
 #include "codec/retry_hint.hpp"
 #include "core/limits.hpp"
 #include "post/backends.hpp"
@@ -38,6 +39,14 @@ class PooledBackend final : public PreparedBackend {
         response.http_version = head.http_version();
         response.headers = std::move(head.headers);
         response.request_id = request_id_of(response.headers);
+        // A body in a coding nobody asked for is not handed on as the answer.
+        if (auto e = success ? unasked_content_coding(response.headers, *request.headers)
+                             : std::nullopt) {
+            attempt.release();
+            body.resize(std::min(body.size(), call.settings.max_error_body_bytes));
+            return with_answer(std::move(*e), response.status, std::move(response.headers),
+                               std::move(body));
+        }
         if (!success) {
             ResponseHead error_head;
             error_head.status = response.status;
