@@ -146,10 +146,17 @@ TEST_CASE("bad input is the first item, and nothing is sent") {
     CHECK(server.connections() == 0);
 }
 
-TEST_CASE("an event stream answered with a whole JSON document is an error carrying it") {
+TEST_CASE("refuse_unreadable_answers: an SSE stream answered with a JSON document is an error") {
     // A server that ignores "stream": true. Read as SSE, its JSON is lines of
-    // unknown fields: no event, a clean end, and nothing said.
+    // unknown fields: no event, a clean end, and nothing said. A caller that
+    // can read a whole answer (run_chat) asks for the check; by default a
+    // stream reads what it is sent, whatever its Content-Type.
     const std::string backend = GENERATE("window", "pull");
+    auto strict = [&backend] {
+        Options o = with_backend(backend);
+        o.refuse_unreadable_answers = true;
+        return o;
+    };
     const std::string whole = R"({"choices":[{"message":{"content":"whole"}}]})";
     auto answer = [](const std::string& type, const std::string& body) {
         return FaultServer([type, body](Peer& peer, std::uint64_t) {
@@ -163,7 +170,9 @@ TEST_CASE("an event stream answered with a whole JSON document is an error carry
          {"application/json", "Application/JSON; charset=utf-8", "application/problem+json"}) {
         INFO(type);
         auto server = answer(type, whole);
-        Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+        Stream lenient = stream(server.url(), "{}", {}, with_backend(backend));
+        CHECK(drain(lenient).empty());  // read as SSE: no event, and the end
+        Stream s = stream(server.url(), "{}", {}, strict());
         auto items = drain(s);
         REQUIRE(items.size() == 1);
         REQUIRE(items[0].is_error());
@@ -175,7 +184,7 @@ TEST_CASE("an event stream answered with a whole JSON document is an error carry
     }
     // Only SSE is held to it: NDJSON may be labelled application/json.
     auto lines = answer("application/json", "{\"a\":1}\n");
-    Options ndjson = with_backend(backend);
+    Options ndjson = strict();
     ndjson.stream_format = StreamFormat::ndjson;
     Stream n = stream(lines.url(), "{}", {}, ndjson);
     auto read = drain(n);
@@ -183,13 +192,13 @@ TEST_CASE("an event stream answered with a whole JSON document is an error carry
     CHECK(read[0].event.data == "{\"a\":1}");
     // An event stream with another label is still read.
     auto plain = answer("text/plain", "data: one\n\n");
-    Stream p = stream(plain.url(), "{}", {}, with_backend(backend));
+    Stream p = stream(plain.url(), "{}", {}, strict());
     auto events = drain(p);
     REQUIRE(events.size() == 1);
     CHECK(events[0].event.data == "one");
 }
 
-TEST_CASE("a stream whose server writes 1xx heads without end is refused after 32") {
+TEST_CASE("a stream whose server writes 1xx heads without end is refused after 100") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer endless([](Peer& peer, std::uint64_t) {
         if (!peer.read_request()) return;
@@ -204,7 +213,7 @@ TEST_CASE("a stream whose server writes 1xx heads without end is refused after 3
     CHECK_THAT(items[0].error->message, Catch::Contains("interim (1xx) responses"));
 }
 
-TEST_CASE("a stream in a coding nobody asked for is an error, not bytes to decode as events") {
+TEST_CASE("refuse_unreadable_answers: a stream in a coding nobody asked for is an error") {
     const std::string backend = GENERATE("window", "pull");
     FaultServer server([](Peer& peer, std::uint64_t) {
         while (peer.read_request())
@@ -212,7 +221,15 @@ TEST_CASE("a stream in a coding nobody asked for is an error, not bytes to decod
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                 "Content-Encoding: br\r\nContent-Length: 4\r\n\r\n\x0b\x02\x80x");
     });
-    Stream s = stream(server.url(), "{}", {}, with_backend(backend));
+    // By default the bytes are the body, as `nouscli post --stream --format raw` prints them.
+    Options raw = with_backend(backend);
+    raw.stream_format = StreamFormat::raw;
+    Stream r = stream(server.url(), "{}", {}, raw);
+    auto bytes = drain(r);
+    REQUIRE(bytes.size() == 1);
+    CHECK(bytes[0].event.data == "\x0b\x02\x80x");
+    raw.refuse_unreadable_answers = true;
+    Stream s = stream(server.url(), "{}", {}, raw);
     auto items = drain(s);
     REQUIRE(items.size() == 1);
     REQUIRE(items[0].is_error());

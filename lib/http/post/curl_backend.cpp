@@ -360,7 +360,9 @@ class CurlBackend final : public PreparedBackend {
         if (r.status / 100 == 2) {
             // libcurl decodes nothing unless told to (CURLOPT_ACCEPT_ENCODING,
             // never set): a body in a coding nobody asked for is not the answer.
-            if (auto e = unasked_content_coding(t.headers, *request.headers)) {
+            if (auto e = options.refuse_unreadable_answers
+                             ? unasked_content_coding(t.headers, *request.headers)
+                             : std::nullopt) {
                 t.body.resize(std::min(t.body.size(), s.max_error_body_bytes));
                 return with_answer(std::move(*e), r.status, std::move(t.headers),
                                    std::move(t.body));

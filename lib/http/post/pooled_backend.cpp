@@ -40,8 +40,9 @@ class PooledBackend final : public PreparedBackend {
         response.headers = std::move(head.headers);
         response.request_id = request_id_of(response.headers);
         // A body in a coding nobody asked for is not handed on as the answer.
-        if (auto e = success ? unasked_content_coding(response.headers, *request.headers)
-                             : std::nullopt) {
+        if (auto e = success && call.options->refuse_unreadable_answers
+                         ? unasked_content_coding(response.headers, *request.headers)
+                         : std::nullopt) {
             attempt.release();
             body.resize(std::min(body.size(), call.settings.max_error_body_bytes));
             return with_answer(std::move(*e), response.status, std::move(response.headers),

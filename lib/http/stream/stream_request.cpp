@@ -130,7 +130,8 @@ std::optional<Error> StreamRequest::open() {
                 status_ = head.status;
                 std::optional<Error> unreadable;
                 if (status_ / 100 == 2) {
-                    unreadable = unreadable_answer(head.headers, *headers);
+                    if (call_.options.refuse_unreadable_answers)
+                        unreadable = unreadable_answer(head.headers, *headers);
                     if (!unreadable) return std::nullopt;
                 }
                 // Non-2xx, or an answer that is not the stream: the body

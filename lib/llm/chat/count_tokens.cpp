@@ -31,7 +31,9 @@ Result<std::int64_t> count_tokens(const ChatRequest& request, const nous::http::
     HttpCall counted{std::move(url), std::move(call->headers),
                      std::string(buffer.GetString(), buffer.GetSize())};
     if (auto bad = format.sign(counted, whole)) return *bad;
-    auto response = nous::http::post(counted.url, counted.body, counted.headers, options);
+    nous::http::Options strict = options;
+    strict.refuse_unreadable_answers = true;  // a coded body is no JSON to read
+    auto response = nous::http::post(counted.url, counted.body, counted.headers, strict);
     if (!response) return provider_error(request.provider, response.error());
     auto answer = nous::http::parse_json(response->body);
     std::optional<std::int64_t> count;

@@ -176,7 +176,10 @@ Result<ChatResult> read_whole_answer(const ChatRequest& request, std::string_vie
                                                const nous::http::Options& options,
                                                const std::function<bool(const Delta&)>& on_delta,
                                                detail::CallObservation* observation) {
-    auto response = nous::http::post(call.url, call.body, call.headers, options);
+    // An answer it cannot read (a body in a coding nobody asked for) is said as such.
+    nous::http::Options strict = options;
+    strict.refuse_unreadable_answers = true;
+    auto response = nous::http::post(call.url, call.body, call.headers, strict);
     if (observation && (response || response.error().code == nous::http::ErrorCode::http_status))
         observation->response_head();
     if (!response) return provider_error(request.provider, response.error());
@@ -213,6 +216,9 @@ Result<ChatResult> read_whole_answer(const ChatRequest& request, std::string_vie
                                                  const nous::http::Options& options) {
     nous::http::Options stream_options = options;
     if (!stream_options.decoder) stream_options.stream_format = format.stream_format();
+    // A whole JSON answer (a server that did not stream) comes back as an
+    // error carrying it (unstreamed_answer), not as a stream of no event.
+    stream_options.refuse_unreadable_answers = true;
     if (!stream_options.is_content_event && format.has_keepalive_events()) {
         // Anthropic's `ping` events (and a Responses `keepalive`) keep the
         // connection alive and say nothing: like SSE comments, they never

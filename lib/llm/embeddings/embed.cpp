@@ -195,6 +195,7 @@ class EmbedCall {
             options_.max_response_bytes.value_or(nous::http::defaults::max_response_bytes));
         nous::http::Options options = options_;
         options.stream_backend = "pull";
+        options.refuse_unreadable_answers = true;  // a coded body is no JSON to decode
         options.decoder = [&reader] { return detail::embedding_decoder(reader); };
         // The decoder hands out no event: deadlines that count content events are a chat's.
         options.first_event_timeout.reset();
@@ -219,7 +220,9 @@ class EmbedCall {
     /// The body received whole, then read (a post backend other than the pooled one).
     std::optional<Error> receive_whole(std::string_view body, detail::BatchReading& reading,
                                        Received& received) {
-        auto response = nous::http::post(url_, body, headers_, options_);
+        nous::http::Options options = options_;
+        options.refuse_unreadable_answers = true;  // a coded body is no JSON to read
+        auto response = nous::http::post(url_, body, headers_, options);
         if (!response) return provider_error(request_.provider, response.error());
         if (auto bad = format_.read(response->body, reading)) {
             Error e(ErrorCode::protocol, *bad);

@@ -154,6 +154,15 @@ struct Options {
         before_each_attempt;
     /// Tests only (nous/http/testing.hpp): time, sleep and randomness of the retry policy.
     const testing::Hooks* test_hooks = nullptr;
+    /// For a caller that can read only the answer it asked for (run_chat,
+    /// count_tokens and embed turn it on): a 2xx body in a Content-Encoding
+    /// the request did not ask for (the library decodes none), or an SSE
+    /// stream answered with a JSON document (a server that did not stream),
+    /// is a `protocol` error carrying the answer's status, headers and body
+    /// (capped at the error body limit). Off: a post's body is returned
+    /// byte-exact and a stream reads what it is sent, whatever its labels.
+    /// The built-in post backends and every stream apply it.
+    bool refuse_unreadable_answers = false;
 
     // ---- streams ----
     /// Stream backend; empty: NOUS_HTTP_STREAM_BACKEND, then app config, then "window".
