@@ -17,9 +17,10 @@ inline constexpr std::size_t max_header_fields = 100;
 /// Bytes of one response head: what nginx itself accepts by default (4 x 8 KiB
 /// buffers) with room to spare; past it `protocol`.
 inline constexpr std::size_t max_header_bytes = 64 * 1024;
-/// Interim (1xx) responses before the answer: a 100 Continue, an Early Hints
-/// or two; past it `protocol`. Without a cap, a server writing 1xx heads
-/// forever held the call forever, each head inside the idle timeout.
+/// Interim (1xx) responses skipped before the answer (a 100 Continue, Early
+/// Hints, 102 Processing sent as a keep-alive); past it `protocol`. Without
+/// a cap, a server writing 1xx heads forever held the call forever, each
+/// head inside the idle timeout.
 inline constexpr std::size_t max_interim_responses = 100;
 /// A chunk-size line (hex digits and extensions): real ones are < 20 bytes.
 inline constexpr std::size_t max_chunk_line = 4096;
