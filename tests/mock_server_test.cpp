@@ -276,6 +276,38 @@ std::string read_to_close(int fd) {
 
 }  // namespace
 
+TEST_CASE("a TLS client at the mock is answered 400 at once, not left to its handshake timeout") {
+    // https:// against the plain mock: the ClientHello waited for a head
+    // that never came, and the client gave up at its connect timeout (30 s).
+    MockServer server;
+    server.start();
+    for (const std::string& first :
+         {std::string("\x16\x03\x01\x00\xa5\x01\x00\x00", 8), std::string("\x00\x01garbage", 9)}) {
+        int fd = connect_loopback(server.port());
+        REQUIRE(fd >= 0);
+        REQUIRE(::send(fd, first.data(), first.size(), MSG_NOSIGNAL) > 0);
+        const std::string reply = read_to_close(fd);
+        ::close(fd);
+        CHECK(reply.rfind("HTTP/1.1 400 ", 0) == 0);
+        CHECK(reply.find(first[0] == '\x16' ? "plain HTTP" : "not an HTTP/1.1 request") !=
+              std::string::npos);
+    }
+    CHECK(server.requests_served() == 0);
+    // Empty lines before a request line are ignored (RFC 9112 2.2), not refused.
+    const std::string body = R"({"model":"mock-1","messages":[{"role":"user","content":"hi"}]})";
+    int fd = connect_loopback(server.port());
+    REQUIRE(fd >= 0);
+    const std::string request =
+        "\r\n\r\nPOST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0);
+    const std::string reply = read_to_close(fd);
+    ::close(fd);
+    CHECK(reply.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(server.requests_served() == 1);
+}
+
 TEST_CASE("the mock reads a chunked request body, and refuses a framing it cannot read") {
     // Clients that stream their upload (Go's, Java's) send chunked bodies;
     // the mock took them for empty bodies and read the chunks as requests.

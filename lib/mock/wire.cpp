@@ -131,6 +131,17 @@ ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
                          std::string& why) {
     std::size_t head_end;
     for (;;) {
+        // Empty lines before a request line are ignored (RFC 9112 2.2).
+        const std::size_t start = buffer.find_first_not_of("\r\n");
+        buffer.erase(0, start == std::string::npos ? buffer.size() : start);
+        // A request starts with its method's upper-case letters: anything
+        // else (a TLS ClientHello) waited for a head that never came.
+        if (!buffer.empty() && !(buffer.front() >= 'A' && buffer.front() <= 'Z')) {
+            why = buffer.front() == '\x16'
+                      ? "a TLS handshake: the mock speaks plain HTTP (http://, not https://)"
+                      : "not an HTTP/1.1 request";
+            return ReadRequest::malformed;
+        }
         head_end = buffer.find("\r\n\r\n");
         if (head_end != std::string::npos) break;
         if (buffer.size() > (1 << 20)) return ReadRequest::closed;
