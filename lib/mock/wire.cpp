@@ -76,7 +76,7 @@ bool read_more(int fd, std::string& buffer) {
 
 /// The end of the line starting at `at` (its CR), read as needed; npos at
 /// EOF or past 4 KiB of line (a chunk-size line or a trailer).
-std::size_t line_end(int fd, std::string& buffer, std::size_t at) {
+std::size_t find_line_end(int fd, std::string& buffer, std::size_t at) {
     for (;;) {
         const std::size_t eol = buffer.find("\r\n", at);
         if (eol != std::string::npos) return eol;
@@ -89,7 +89,7 @@ std::size_t line_end(int fd, std::string& buffer, std::size_t at) {
 ReadRequest read_chunked(int fd, std::string& buffer, std::size_t& at, std::string& body,
                          std::uint64_t max_body, std::string& why) {
     for (;;) {
-        std::size_t eol = line_end(fd, buffer, at);
+        std::size_t eol = find_line_end(fd, buffer, at);
         if (eol == std::string::npos) return ReadRequest::closed;
         std::string_view size_line(buffer.data() + at, eol - at);
         size_line = size_line.substr(0, size_line.find(';'));  // chunk extensions
@@ -105,7 +105,7 @@ ReadRequest read_chunked(int fd, std::string& buffer, std::size_t& at, std::stri
         at = eol + 2;
         if (size == 0) {
             for (;;) {  // trailers, up to the empty line
-                eol = line_end(fd, buffer, at);
+                eol = find_line_end(fd, buffer, at);
                 if (eol == std::string::npos) return ReadRequest::closed;
                 const bool last = eol == at;
                 at = eol + 2;
@@ -150,10 +150,7 @@ ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
             if (::poll(&p, 1, static_cast<int>(idle_close.count())) == 0)
                 return ReadRequest::closed;
         }
-        char chunk[16384];
-        ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-        if (n <= 0) return ReadRequest::closed;
-        buffer.append(chunk, static_cast<std::size_t>(n));
+        if (!read_more(fd, buffer)) return ReadRequest::closed;
     }
     std::string_view head(buffer.data(), head_end);
     auto line_end = head.find("\r\n");
@@ -216,12 +213,8 @@ ReadRequest read_request(int fd, std::string& buffer, MockRequest& request,
     if (content_length > max_body) return ReadRequest::too_large;
     const std::size_t body_start = head_end + 4;
     const auto length = static_cast<std::size_t>(content_length);
-    while (buffer.size() - body_start < length) {
-        char chunk[65536];
-        ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-        if (n <= 0) return ReadRequest::closed;
-        buffer.append(chunk, static_cast<std::size_t>(n));
-    }
+    while (buffer.size() - body_start < length)
+        if (!read_more(fd, buffer)) return ReadRequest::closed;
     request.body = buffer.substr(body_start, length);
     buffer.erase(0, body_start + length);
     return ReadRequest::request;

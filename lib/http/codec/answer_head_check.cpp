@@ -2,25 +2,17 @@
 
 #include "codec/answer_head_check.hpp"
 
+#include "core/headers.hpp"
 #include "core/strings.hpp"
 
 namespace nous::http::detail {
 
 namespace {
 
-std::optional<std::string_view> find(const Headers& headers, std::string_view name) {
-    for (const auto& [k, v] : headers)
-        if (header_name_equals(k, name)) return std::string_view(v);
-    return std::nullopt;
-}
-
 /// A server's header value as a message may quote it: printable ASCII, at
 /// most 60 bytes (it is the peer's text, bound for a log line).
 std::string quoted(std::string_view value) {
-    std::string out = "'";
-    for (std::size_t i = 0; i < value.size() && i < 60; ++i)
-        out += value[i] >= 0x20 && value[i] < 0x7f ? value[i] : '?';
-    return out + (value.size() > 60 ? "...'" : "'");
+    return "'" + printable_ascii(value.substr(0, 60)) + (value.size() > 60 ? "...'" : "'");
 }
 
 /// Every coding in a Content-Encoding list is identity (or the list is empty).
@@ -46,15 +38,16 @@ bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 std::optional<Error> unasked_content_coding(const Headers& answer, const Headers& request) {
-    const auto coding = find(answer, "content-encoding");
-    if (!coding || identity_only(*coding) || find(request, "accept-encoding")) return std::nullopt;
+    const auto coding = find_header(answer, "content-encoding");
+    if (!coding || identity_only(*coding) || find_header(request, "accept-encoding"))
+        return std::nullopt;
     return Error(ErrorCode::protocol,
                  "the answer's body is encoded (Content-Encoding: " + quoted(*coding) +
                      "), which the request did not ask for and this client does not decode");
 }
 
 std::optional<Error> whole_json_for_stream(const Headers& answer) {
-    const auto type = find(answer, "content-type");
+    const auto type = find_header(answer, "content-type");
     if (!type) return std::nullopt;
     const std::string_view media = media_type(*type);
     if (!ascii_iequals(media, "application/json") && !ends_with_ignoring_case(media, "+json"))

@@ -12,9 +12,7 @@ bool header_name_equals(std::string_view a, std::string_view b) noexcept {
 }
 
 std::optional<std::string_view> Response::header(std::string_view name) const {
-    for (const auto& [k, v] : headers)
-        if (header_name_equals(k, name)) return std::string_view(v);
-    return std::nullopt;
+    return detail::find_header(headers, name);
 }
 
 std::string request_id_of(const Headers& headers) {
@@ -72,12 +70,18 @@ std::string redacted_header_line(std::string_view name, std::string_view value) 
     return line;
 }
 
+std::optional<std::string_view> find_header(const Headers& headers, std::string_view name) {
+    for (const auto& [k, v] : headers)
+        if (header_name_equals(k, name)) return std::string_view(v);
+    return std::nullopt;
+}
+
 std::string header_names_for_log(const Headers& headers) {
     std::string out = "[";
     for (std::size_t i = 0; i < headers.size(); ++i) {
         if (i) out += ", ";
         // The name itself may be the injection: show only its printable part.
-        for (char c : headers[i].first) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+        out += printable_ascii(headers[i].first);
         out += ": [REDACTED]";
     }
     return out + "]";

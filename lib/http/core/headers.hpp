@@ -13,6 +13,9 @@ namespace nous::http::detail {
 /// Content-Length must equal the body size and Transfer-Encoding is refused (the framing is ours).
 std::optional<Error> validate_request_headers(std::string_view body, const Headers& headers);
 
+/// The first value of header `name` (ASCII case ignored), or none.
+std::optional<std::string_view> find_header(const Headers& headers, std::string_view name);
+
 /// True for headers whose values are secrets (Authorization, Proxy-Authorization,
 /// Cookie, x-api-key, api-key, x-goog-api-key).
 bool is_secret_header(std::string_view name) noexcept;

@@ -16,6 +16,13 @@ std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
+std::string printable_ascii(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        if (c < 0x20 || c >= 0x7f) c = '?';
+    return out;
+}
+
 bool ascii_iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)

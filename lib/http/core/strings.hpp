@@ -16,6 +16,9 @@ std::string to_lower(std::string_view s);
 bool ascii_iequals(std::string_view a, std::string_view b) noexcept;
 /// Without leading and trailing spaces and tabs (HTTP optional white space).
 std::string_view trim(std::string_view s) noexcept;
+/// A peer's or caller's bytes as a log line may show them: every byte
+/// outside printable ASCII as '?' (a control byte forges lines).
+std::string printable_ascii(std::string_view text);
 
 namespace token_table {
 /// tchar of RFC 9110 5.6.2, by byte value.

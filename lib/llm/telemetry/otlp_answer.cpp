@@ -27,29 +27,17 @@ std::int64_t count_of(const Value* v) {
     return n;
 }
 
-std::string snake_of(const char* camel) {
-    std::string out;
-    for (const char* c = camel; *c; ++c) {
-        if (*c >= 'A' && *c <= 'Z') {
-            out += '_';
-            out += static_cast<char>(*c - 'A' + 'a');
-        } else {
-            out += *c;
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
-OtlpRejection rejection_of(std::string_view body, const char* count_name) {
+OtlpRejection rejection_of(std::string_view body, const char* count_camel,
+                           const char* count_snake) {
     OtlpRejection out;
     if (body.empty()) return out;
     auto doc = nous::http::parse_json(body);
     if (!doc) return out;
     const Value* partial = either(*doc.value(), "partialSuccess", "partial_success");
     if (!partial) return out;
-    out.rejected = count_of(either(*partial, count_name, snake_of(count_name).c_str()));
+    out.rejected = count_of(either(*partial, count_camel, count_snake));
     if (out.rejected < 0) out.rejected = 0;
     const Value* message = either(*partial, "errorMessage", "error_message");
     if (message && message->IsString()) {

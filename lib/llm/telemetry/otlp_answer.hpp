@@ -15,11 +15,12 @@ struct OtlpRejection {
     std::string why;            ///< its error_message, printable ASCII, at most 200 bytes
 };
 
-/// The rejection in a 200 answer's JSON body. `count_name` is the
-/// signal's counter: "rejectedSpans" or "rejectedDataPoints". An empty or
-/// unreadable body rejected nothing; the count is read from a number or
-/// from the string protobuf's JSON mapping writes an int64 as, in
-/// lowerCamelCase or the proto's own snake_case names.
-OtlpRejection rejection_of(std::string_view body, const char* count_name);
+/// The rejection in a 200 answer's JSON body. The signal's counter is
+/// named in lowerCamelCase (`count_camel`, "rejectedSpans") or in the
+/// proto's own snake_case (`count_snake`, "rejected_spans"), as are the
+/// other names. An empty or unreadable body rejected nothing; the count is
+/// read from a number or from the string protobuf's JSON mapping writes an
+/// int64 as.
+OtlpRejection rejection_of(std::string_view body, const char* count_camel, const char* count_snake);
 
 }  // namespace nous::llm::detail

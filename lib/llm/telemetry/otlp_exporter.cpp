@@ -281,7 +281,8 @@ bool OtlpExporter::Impl::export_spans(std::vector<SpanRecord>& spans, Clock::tim
         // A 200 may still reject part of the batch (OTLP's partial success):
         // those spans are not exported, and are never sent again.
         const auto rejection =
-            failed ? detail::OtlpRejection{} : detail::rejection_of(answer, "rejectedSpans");
+            failed ? detail::OtlpRejection{}
+                   : detail::rejection_of(answer, "rejectedSpans", "rejected_spans");
         const std::uint64_t rejected =
             std::min<std::uint64_t>(static_cast<std::uint64_t>(rejection.rejected), n);
         std::lock_guard lock(mutex);
@@ -312,7 +313,8 @@ bool OtlpExporter::Impl::export_metrics(Clock::time_point deadline) {
     std::string answer;
     auto failed = send(settings.metrics_endpoint, body, deadline, answer);
     const auto rejection =
-        failed ? detail::OtlpRejection{} : detail::rejection_of(answer, "rejectedDataPoints");
+        failed ? detail::OtlpRejection{}
+               : detail::rejection_of(answer, "rejectedDataPoints", "rejected_data_points");
     std::lock_guard lock(mutex);
     if (failed) {
         ++stats.metric_exports_failed;
