@@ -262,6 +262,92 @@ TEST_CASE("a malformed or deeply nested provider event is an error value, never 
     }
 }
 
+TEST_CASE("an answer's text that is not UTF-8 is a protocol error naming the field and byte") {
+    struct Case {
+        Provider provider;
+        const char* type;
+        std::string data;
+        const char* says;  ///< nullptr: UTF-8, read as usual
+    };
+    const std::string bad =
+        "a\xff"
+        "b";
+    const std::vector<Case> cases = {
+        {Provider::openai, "", R"({"choices":[{"index":0,"delta":{"content":")" + bad + R"("}}]})",
+         "the text is not UTF-8 at byte 1"},
+        {Provider::openai, "",
+         R"({"choices":[{"index":0,"delta":{"content":")" + bad + R"("},"finish_reason":"stop"}]})",
+         "the text is not UTF-8 at byte 1"},
+        {Provider::openai, "",
+         R"({"choices":[{"index":0,"delta":{"reasoning_content":"ok )" + bad + R"("}}]})",
+         "the reasoning is not UTF-8 at byte 4"},
+        {Provider::openai, "",
+         R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":")" +
+             bad + R"("}}]}}]})",
+         "the tool arguments is not UTF-8 at byte 1"},
+        // A character cut in two, and a surrogate written out as UTF-8 bytes.
+        {Provider::anthropic, "content_block_delta",
+         "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+         "\"text\":\"\xc3\"}}",
+         "the text is not UTF-8 at byte 0"},
+        {Provider::anthropic, "content_block_delta",
+         "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\","
+         "\"thinking\":\"x\xed\xa0\x80\"}}",
+         "the reasoning is not UTF-8 at byte 1"},
+        {Provider::gemini, "",
+         R"({"candidates":[{"content":{"parts":[{"text":")" + bad +
+             R"("}],"role":"model"},"index":0}]})",
+         "the text is not UTF-8 at byte 1"},
+        {Provider::openai_responses, "response.output_text.delta",
+         R"({"type":"response.output_text.delta","item_id":"m","output_index":0,"content_index":0,"delta":")" +
+             bad + R"(","sequence_number":4})",
+         "the text is not UTF-8 at byte 1"},
+        // UTF-8 of every length, and a field nobody reads, pass.
+        {Provider::openai, "",
+         "{\"model\":\"m\xff\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+         "\"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}}]}",
+         nullptr},
+    };
+    for (const Case& c : cases) {
+        for (const bool fast : {true, false}) {
+            for (const bool three_arguments : {true, false}) {
+                INFO(c.data << (fast ? " (fast paths)" : " (documents)")
+                            << (three_arguments ? " (text handed back)" : ""));
+                DeltaParser parser(c.provider);
+                nous::llm::detail::DeltaParserAccess::use_fast_paths(parser, fast);
+                nous::http::EventView view;
+                view.type = c.type;
+                view.data = c.data;
+                std::vector<Delta> out;
+                std::optional<std::string_view> text_only;
+                auto e = three_arguments ? nous::llm::detail::DeltaParserAccess::parse(
+                                               parser, view, out, text_only)
+                                         : parser.parse(view, out);
+                if (!c.says) {
+                    CHECK_FALSE(e);
+                    continue;
+                }
+                REQUIRE(e);
+                CHECK(e->code == ErrorCode::protocol);
+                CHECK(e->message == std::string("malformed provider event: ") + c.says);
+            }
+        }
+    }
+    // A whole answer: the message, a tool call's name.
+    auto text = parse_chat_response(
+        Provider::openai, R"({"choices":[{"index":0,"message":{"role":"assistant","content":")" +
+                              bad + R"("},"finish_reason":"stop"}]})");
+    REQUIRE_FALSE(text.ok());
+    CHECK(text.error().code == ErrorCode::protocol);
+    CHECK(text.error().message == "malformed provider event: the text is not UTF-8 at byte 1");
+    auto name = parse_chat_response(
+        Provider::anthropic,
+        R"({"type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":")" +
+            bad + R"(","input":{}}],"stop_reason":"tool_use"})");
+    REQUIRE_FALSE(name.ok());
+    CHECK(name.error().message == "malformed provider event: the tool name is not UTF-8 at byte 1");
+}
+
 TEST_CASE("non-streamed responses give the same message") {
     auto openai = parse_chat_response(
         Provider::openai, R"({"id":"x","choices":[{"index":0,"message":{"role":"assistant",

@@ -290,6 +290,11 @@ TEST_CASE(
     CHECK(request_id_of({{"x-generation-id", "gen-9"}}) == "gen-9");
     CHECK(request_id_of({{"request-id", "b"}, {"X-Request-Id", "a"}}) == "a");
     CHECK(request_id_of({}).empty());
+    // A header value may hold any byte; the id is written into JSON (nouscli
+    // chat --json, OTLP spans), so what is not printable ASCII is '?'.
+    CHECK(request_id_of({{"x-request-id",
+                          "req\xff\xfe\x01"
+                          "1"}}) == "req???1");
     ScriptedServer s({status(500, {{"request-id", "req_err"}})});
     Options o;
     o.max_retries = 0;

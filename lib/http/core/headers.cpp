@@ -20,7 +20,7 @@ std::string request_id_of(const Headers& headers) {
     // request-id; OpenRouter x-generation-id; AWS x-amzn-RequestId.
     for (const char* name : {"x-request-id", "request-id", "x-generation-id", "x-amzn-requestid"})
         for (const auto& [k, v] : headers)
-            if (header_name_equals(k, name)) return v;
+            if (header_name_equals(k, name)) return detail::printable_ascii(v);
     return {};
 }
 

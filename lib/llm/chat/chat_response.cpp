@@ -2,6 +2,7 @@
 // body into its own words: the generic parts; each format reads its JSON.
 
 #include "formats/wire_format.hpp"
+#include "json/answer_utf8.hpp"
 #include "json/provider_json.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/result.hpp"
@@ -13,6 +14,7 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
     if (!doc) return detail::malformed(doc.error().message);
     std::vector<Delta> deltas;
     if (auto bad = detail::wire_format(provider).read_whole(*doc.value(), deltas)) return *bad;
+    if (auto bad = detail::non_utf8_answer(deltas)) return *bad;
     Accumulator accumulator;
     for (const Delta& d : deltas) accumulator.add(d);
     ChatResult result = accumulator.result();

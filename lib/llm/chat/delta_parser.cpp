@@ -3,6 +3,7 @@
 // and through the reused document otherwise.
 
 #include "formats/wire_format.hpp"
+#include "json/answer_utf8.hpp"
 #include "json/event_json.hpp"
 #include "json/provider_json.hpp"
 #include "nous/llm/delta.hpp"
@@ -35,9 +36,14 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
     while (!data.empty() && (data.front() == ' ' || data.front() == '\n' || data.front() == '\r'))
         data.remove_prefix(1);
     if (data.empty()) return std::nullopt;  // keep-alive
+    const std::size_t before = out.size();
     // The common token events without a document; anything else below.
-    if (fast_paths_ && reader_->read_fast(event, data, *json_, out, text_only)) return std::nullopt;
-    return parse_document(event, data, out);
+    if (fast_paths_ && reader_->read_fast(event, data, *json_, out, text_only)) {
+        if (text_only && *text_only) return detail::non_utf8_answer({}, **text_only);
+    } else if (auto e = parse_document(event, data, out)) {
+        return e;
+    }
+    return detail::non_utf8_answer(std::span<const Delta>(out).subspan(before));
 }
 
 /// A function of its own, so that the document's locals are not in the frame

@@ -43,6 +43,8 @@ struct Response {
 };
 
 /// The request id among response headers (see Response::request_id); "" when none.
+/// A byte outside printable ASCII is '?': the id is quoted to a provider's
+/// support and written into JSON, and a header value may hold any byte.
 std::string request_id_of(const Headers& headers);
 
 /// POST `body` to `url`. Never throws; every failure is an Error value.
