@@ -14,7 +14,8 @@ Result<ChatResult> parse_chat_response(Provider provider, std::string_view body)
     if (!doc) return detail::malformed(doc.error().message);
     std::vector<Delta> deltas;
     if (auto bad = detail::wire_format(provider).read_whole(*doc.value(), deltas)) return *bad;
-    if (auto bad = detail::non_utf8_answer(deltas)) return *bad;
+    if (!detail::all_ascii(deltas))
+        if (auto bad = detail::non_utf8_answer(deltas)) return *bad;
     Accumulator accumulator;
     for (const Delta& d : deltas) accumulator.add(d);
     ChatResult result = accumulator.result();

@@ -39,11 +39,14 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
     const std::size_t before = out.size();
     // The common token events without a document; anything else below.
     if (fast_paths_ && reader_->read_fast(event, data, *json_, out, text_only)) {
-        if (text_only && *text_only) return detail::non_utf8_answer({}, **text_only);
     } else if (auto e = parse_document(event, data, out)) {
         return e;
     }
-    return detail::non_utf8_answer(std::span<const Delta>(out).subspan(before));
+    // What the readers hand on is UTF-8 (answer_utf8.hpp): ASCII told inline.
+    const std::span<const Delta> added = std::span<const Delta>(out).subspan(before);
+    const std::string_view text = text_only && *text_only ? **text_only : std::string_view();
+    if (detail::all_ascii(added, text)) return std::nullopt;
+    return detail::non_utf8_answer(added, text);
 }
 
 /// A function of its own, so that the document's locals are not in the frame
