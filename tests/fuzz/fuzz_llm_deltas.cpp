@@ -2,13 +2,15 @@
 // SSE body of any provider and as a non-streamed response: never a crash, the
 // same message whole or in pieces, from the fast readers of common events as
 // from the document read, and from the three-argument parse (bare text handed
-// back as text) as from the deltas. The same bytes as a --messages
+// back as text) as from the deltas; a message read without a malformed event
+// is UTF-8 throughout, as its JSON must be. The same bytes as a --messages
 // conversation: read, then built into every format's request, and each
 // message written back reads the same.
 
 #include <string>
 
 #include "fuzz_support.hpp"
+#include "json/utf8_check.hpp"
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/detail/delta_parser_access.hpp"
@@ -69,7 +71,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         nous::fuzz::require(whole == split);
         nous::fuzz::require(whole == assemble(provider, bytes, {}, Parse::document));
         nous::fuzz::require(whole == assemble(provider, bytes, {}, Parse::lean));
-        (void)nous::llm::parse_chat_response(provider, bytes);
+        if (whole.find('!') == std::string::npos)
+            nous::fuzz::require(!nous::llm::detail::first_invalid_utf8(whole));
+        if (auto answer = nous::llm::parse_chat_response(provider, bytes))
+            nous::fuzz::require(!nous::llm::detail::first_invalid_utf8(to_json(answer.value())));
     }
     if (auto conversation = nous::llm::messages_from_json(bytes)) {
         nous::llm::ChatRequest request;
