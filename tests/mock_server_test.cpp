@@ -100,6 +100,45 @@ TEST_CASE("mock server: a number past a double's range, or text not UTF-8, is a 
     CHECK(fine.ok());
 }
 
+TEST_CASE("mock server: an output limit below the provider's least is its 400, in its words") {
+    // OpenAI's chat takes max_tokens from 1, the Responses API
+    // max_output_tokens from 16, Anthropic max_tokens from 1.
+    MockServer server;
+    server.start();
+    Options options;
+    options.max_retries = 0;
+    const std::string user = R"("messages":[{"role":"user","content":"hi"}])";
+    struct Case {
+        std::string route, body;
+        const char* says;  ///< nullptr: answered
+    };
+    const std::vector<Case> cases = {
+        {"/v1/chat/completions", R"({"model":"m","max_tokens":0,)" + user + "}",
+         R"({"error":{"message":"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.","type":"invalid_request_error","param":"max_tokens","code":"integer_below_min_value"}})"},
+        {"/v1/chat/completions", R"({"model":"m","max_completion_tokens":-3,)" + user + "}",
+         "Expected a value >= 1, but got -3 instead."},
+        {"/v1/chat/completions", R"({"model":"m","max_tokens":1,)" + user + "}", nullptr},
+        {"/v1/responses", R"({"model":"m","input":"hi","max_output_tokens":15})",
+         "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but "
+         "got 15 instead."},
+        {"/v1/responses", R"({"model":"m","input":"hi","max_output_tokens":16})", nullptr},
+        {"/v1/messages", R"({"model":"m","max_tokens":0,)" + user + "}",
+         R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Input should be greater than or equal to 1"}})"},
+        {"/v1/messages", R"({"model":"m","max_tokens":1,)" + user + "}", nullptr},
+    };
+    for (const Case& c : cases) {
+        INFO(c.route << " " << c.body);
+        auto r = post(server.base_url() + c.route, c.body, {}, options);
+        if (!c.says) {
+            CHECK(r.ok());
+            continue;
+        }
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 400);
+        CHECK_THAT(r.error().body, Catch::Contains(c.says));
+    }
+}
+
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;

@@ -361,6 +361,28 @@ TEST_CASE("a field the provider does not take is invalid_argument naming it and 
     }
 }
 
+TEST_CASE("the Responses API's max_output_tokens below 16 is refused before sending") {
+    // OpenAI answers it with a 400 ("integer below minimum value. Expected a
+    // value >= 16"); the other formats take 1.
+    ChatRequest r = basic(Provider::openai_responses);
+    r.max_tokens = 15;
+    auto call = build_chat_call(r);
+    REQUIRE_FALSE(call);
+    CHECK(call.error().code == ErrorCode::invalid_argument);
+    CHECK(call.error().message ==
+          "max_tokens 15: openai-responses takes 16 or more (max_output_tokens)");
+    r.max_tokens = 16;
+    auto doc = body_of(r);
+    CHECK(at(*doc, "/max_output_tokens") == "16");
+    for (Provider p : kAll) {
+        if (p == Provider::openai_responses) continue;
+        INFO(to_string(p));
+        ChatRequest one = basic(p);
+        one.max_tokens = 1;
+        CHECK(build_chat_call(one));
+    }
+}
+
 TEST_CASE("tool_choice naming no offered tool, or required without tools, is refused") {
     ChatRequest r = basic(Provider::openai);
     r.tool_choice = ToolChoice::from_name("missing");

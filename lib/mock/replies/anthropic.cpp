@@ -116,10 +116,18 @@ class AnthropicReply final : public ReplyFormat {
         const rapidjson::Value* thinking = find(doc, "thinking");
         return thinking && string_at(find(*thinking, "type")) == "enabled";
     }
+    /// A max_tokens below 1 is refused in the API's words.
     /// With thinking on, an assistant turn with tool_use must start with its
     /// signed thinking block (or a redacted one, its data whole): the mock refuses the same as the
     /// API, so that a client that loses signatures fails against it as in production.
     std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        auto invalid = [](const std::string& why) {
+            return R"({"type":"error","error":{"type":"invalid_request_error","message":)" +
+                   json_string(why) + "}}";
+        };
+        if (const rapidjson::Value* limit = find(doc, "max_tokens");
+            limit && limit->IsInt64() && limit->GetInt64() < 1)
+            return invalid("max_tokens: Input should be greater than or equal to 1");
         const rapidjson::Value* messages = find(doc, "messages");
         if (!asks_reasoning(doc) || !messages || !messages->IsArray()) return std::nullopt;
         for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
@@ -141,8 +149,7 @@ class AnthropicReply final : public ReplyFormat {
                     "`. When `thinking` is enabled, an assistant message with tool_use must "
                     "start with a thinking block (with its signature) or a redacted_thinking "
                     "block";
-                return R"({"type":"error","error":{"type":"invalid_request_error","message":)" +
-                       json_string(why) + "}}";
+                return invalid(why);
             }
         }
         return std::nullopt;

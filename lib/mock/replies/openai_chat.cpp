@@ -79,6 +79,13 @@ class OpenAIReply final : public ReplyFormat {
     bool asks_reasoning(const rapidjson::Value& doc) const override {
         return find(doc, "reasoning_effort") != nullptr;
     }
+    /// An output limit below 1, in the API's words. (A body with no
+    /// messages is answered all the same: a bare {"stream":true} is how
+    /// scripts and tests ask the mock for a stream.)
+    std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        if (auto below = openai_below_min(doc, "max_tokens", 1)) return below;
+        return openai_below_min(doc, "max_completion_tokens", 1);
+    }
     bool includes_usage(const rapidjson::Value& doc) const override {
         const rapidjson::Value* options = find(doc, "stream_options");
         const rapidjson::Value* usage = options ? find(*options, "include_usage") : nullptr;

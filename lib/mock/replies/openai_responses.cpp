@@ -170,6 +170,10 @@ class ResponsesReply final : public ReplyFormat {
     bool asks_reasoning(const rapidjson::Value& doc) const override {
         return find(doc, "reasoning") != nullptr;
     }
+    /// Its output limit takes 16 or more: a smaller one is its 400.
+    std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        return openai_below_min(doc, "max_output_tokens", 16);
+    }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,
                                              bool& object_mode) const override {
         const rapidjson::Value* text = find(doc, "text");

@@ -42,6 +42,25 @@ inline std::string sse(const std::string& data, const char* event = nullptr) {
            "\n\n";
 }
 
+/// A 400's body in the OpenAI formats' shape: the message, the parameter
+/// and the code their API names.
+inline std::string openai_invalid(const std::string& message, const char* param, const char* code) {
+    return R"({"error":{"message":)" + json_string(message) +
+           R"(,"type":"invalid_request_error","param":")" + param + R"(","code":")" + code +
+           R"("}})";
+}
+
+/// The OpenAI formats' refusal of an integer below its least value, or nullopt.
+inline std::optional<std::string> openai_below_min(const rapidjson::Value& doc, const char* name,
+                                                   std::int64_t least) {
+    const rapidjson::Value* v = find(doc, name);
+    if (!v || !v->IsInt64() || v->GetInt64() >= least) return std::nullopt;
+    return openai_invalid(
+        "Invalid '" + std::string(name) + "': integer below minimum value. Expected a value >= " +
+            std::to_string(least) + ", but got " + std::to_string(v->GetInt64()) + " instead.",
+        name, "integer_below_min_value");
+}
+
 /// One provider's replies.
 class ReplyFormat {
   public:
@@ -76,7 +95,8 @@ class ReplyFormat {
     virtual bool holds_tool_result(const rapidjson::Value& doc) const = 0;
     virtual bool asks_reasoning(const rapidjson::Value& doc) const = 0;
     /// A 400's body in the provider's shape when it would refuse the request
-    /// (a reasoning signature dropped); nullopt when it takes it.
+    /// (an output limit below its least, a reasoning signature dropped);
+    /// nullopt when it takes it.
     virtual std::optional<std::string> refusal_of(const rapidjson::Value& doc) const {
         (void)doc;
         return std::nullopt;

@@ -317,6 +317,9 @@ class ResponsesEvents final : public EventReader {
     ResponsesState state_;
 };
 
+/// The Responses API's least max_output_tokens.
+constexpr std::int64_t kMinOutputTokens = 16;
+
 class OpenAIResponses final : public WireFormat {
   public:
     /// The same /embeddings endpoint as chat completions.
@@ -338,6 +341,12 @@ class OpenAIResponses final : public WireFormat {
         // The Responses API has no stop sequences and no seed.
         if (!request.stop.empty()) return unsupported("stop", *this);
         if (request.seed) return unsupported("seed", *this);
+        // Its max_output_tokens takes 16 or more ("integer below minimum
+        // value"): a smaller limit is refused here, not raised behind the caller's back.
+        if (request.max_tokens && *request.max_tokens < kMinOutputTokens)
+            return Error(nous::http::ErrorCode::invalid_argument,
+                         "max_tokens " + std::to_string(*request.max_tokens) + ": " +
+                             std::string(name()) + " takes 16 or more (max_output_tokens)");
         return openai_request_check(request, parsed, *this);
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
