@@ -100,7 +100,8 @@ TEST_CASE("mock server: a number past a double's range, or text not UTF-8, is a 
     CHECK(fine.ok());
 }
 
-TEST_CASE("mock server: an output limit below the provider's least is its 400, in its words") {
+TEST_CASE(
+    "mock server: what the provider refuses of a request's settings is its 400, in its words") {
     // OpenAI's chat takes max_tokens from 1, the Responses API
     // max_output_tokens from 16, Anthropic max_tokens from 1.
     MockServer server;
@@ -108,6 +109,7 @@ TEST_CASE("mock server: an output limit below the provider's least is its 400, i
     Options options;
     options.max_retries = 0;
     const std::string user = R"("messages":[{"role":"user","content":"hi"}])";
+    const std::string thinking = R"("thinking":{"type":"enabled","budget_tokens":1024},)";
     struct Case {
         std::string route, body;
         const char* says;  ///< nullptr: answered
@@ -125,6 +127,20 @@ TEST_CASE("mock server: an output limit below the provider's least is its 400, i
         {"/v1/messages", R"({"model":"m","max_tokens":0,)" + user + "}",
          R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Input should be greater than or equal to 1"}})"},
         {"/v1/messages", R"({"model":"m","max_tokens":1,)" + user + "}", nullptr},
+        // Claude's thinking takes a temperature of 1 only, a top_p from 0.95,
+        // and no forced tool choice.
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":2048,"temperature":0.5,)" + thinking + user + "}",
+         "`temperature` may only be set to 1 when thinking is enabled."},
+        {"/v1/messages", R"({"model":"m","max_tokens":2048,"top_p":0.9,)" + thinking + user + "}",
+         "`top_p` must be greater than or equal to 0.95"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":2048,"tool_choice":{"type":"any"},)" + thinking + user + "}",
+         "Thinking may not be enabled when tool_choice forces tool use."},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":2048,"temperature":1,"top_p":0.95,"tool_choice":{"type":"auto"},)" +
+             thinking + user + "}",
+         nullptr},
     };
     for (const Case& c : cases) {
         INFO(c.route << " " << c.body);

@@ -383,6 +383,43 @@ TEST_CASE("the Responses API's max_output_tokens below 16 is refused before send
     }
 }
 
+TEST_CASE("Anthropic with reasoning on: a temperature but 1, a top_p below 0.95, a forced tool") {
+    // Claude's extended thinking takes none of them (a 400 from the API).
+    struct Case {
+        std::function<void(ChatRequest&)> set;
+        const char* says;  ///< nullptr: taken
+    };
+    const std::vector<Case> cases = {
+        {[](ChatRequest& r) { r.temperature = 0.5; },
+         "temperature 0.5 is not taken by anthropic with reasoning on: thinking takes 1 only"},
+        {[](ChatRequest& r) { r.temperature = 1; }, nullptr},
+        {[](ChatRequest& r) { r.top_p = 0.9; },
+         "top_p 0.9 is not taken by anthropic with reasoning on: thinking takes 0.95 to 1"},
+        {[](ChatRequest& r) { r.top_p = 0.95; }, nullptr},
+        {[](ChatRequest& r) { r.tool_choice = ToolChoice::from_name("required"); },
+         "a tool_choice that forces a call is not taken by anthropic with reasoning on"},
+        {[](ChatRequest& r) { r.tool_choice = ToolChoice::from_name("get_time"); },
+         "a tool_choice that forces a call"},
+        {[](ChatRequest& r) { r.tool_choice = ToolChoice::from_name("auto"); }, nullptr},
+    };
+    for (const Case& c : cases) {
+        INFO((c.says ? c.says : "taken"));
+        ChatRequest r = basic(Provider::anthropic);
+        r.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        c.set(r);
+        CHECK(build_chat_call(r));  // without reasoning every one is taken
+        r.reasoning_effort = ReasoningEffort::low;
+        auto call = build_chat_call(r);
+        if (!c.says) {
+            CHECK(call);
+            continue;
+        }
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK_THAT(call.error().message, Catch::Contains(c.says));
+    }
+}
+
 TEST_CASE("tool_choice naming no offered tool, or required without tools, is refused") {
     ChatRequest r = basic(Provider::openai);
     r.tool_choice = ToolChoice::from_name("missing");

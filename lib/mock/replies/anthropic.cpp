@@ -116,7 +116,8 @@ class AnthropicReply final : public ReplyFormat {
         const rapidjson::Value* thinking = find(doc, "thinking");
         return thinking && string_at(find(*thinking, "type")) == "enabled";
     }
-    /// A max_tokens below 1 is refused in the API's words.
+    /// A max_tokens below 1, and with thinking on a temperature but 1, a
+    /// top_p below 0.95 or a forced tool choice, are refused in the API's words.
     /// With thinking on, an assistant turn with tool_use must start with its
     /// signed thinking block (or a redacted one, its data whole): the mock refuses the same as the
     /// API, so that a client that loses signatures fails against it as in production.
@@ -128,8 +129,23 @@ class AnthropicReply final : public ReplyFormat {
         if (const rapidjson::Value* limit = find(doc, "max_tokens");
             limit && limit->IsInt64() && limit->GetInt64() < 1)
             return invalid("max_tokens: Input should be greater than or equal to 1");
+        if (!asks_reasoning(doc)) return std::nullopt;
+        // Thinking takes no other temperature than 1, a top_p from 0.95, and
+        // no tool choice that forces a call.
+        if (const rapidjson::Value* t = find(doc, "temperature");
+            t && t->IsNumber() && t->GetDouble() != 1.0)
+            return invalid("`temperature` may only be set to 1 when thinking is enabled.");
+        if (const rapidjson::Value* p = find(doc, "top_p");
+            p && p->IsNumber() && p->GetDouble() < 0.95)
+            return invalid(
+                "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled.");
+        if (const rapidjson::Value* choice = find(doc, "tool_choice")) {
+            const std::string type = string_at(find(*choice, "type"));
+            if (type == "any" || type == "tool")
+                return invalid("Thinking may not be enabled when tool_choice forces tool use.");
+        }
         const rapidjson::Value* messages = find(doc, "messages");
-        if (!asks_reasoning(doc) || !messages || !messages->IsArray()) return std::nullopt;
+        if (!messages || !messages->IsArray()) return std::nullopt;
         for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
             const rapidjson::Value* blocks = find((*messages)[i], "content");
             if (!blocks || !blocks->IsArray() || blocks->Empty()) continue;

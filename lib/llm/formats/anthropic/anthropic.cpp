@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <sstream>
 #include <string_view>
 
 #include "formats/anthropic/prompt_cache.hpp"
@@ -346,6 +347,31 @@ std::optional<Error> version_check(const ChatRequest& request, const WireFormat&
     return std::nullopt;
 }
 
+/// With thinking on, Claude takes a temperature of 1 only, a top_p from
+/// 0.95 to 1, and no tool choice that forces a call: the API answers each
+/// with a 400, so each is refused before a byte (the mock refuses them too).
+std::optional<Error> thinking_check(const ChatRequest& r, const WireFormat& format) {
+    if (!r.reasoning_effort) return std::nullopt;
+    auto refused = [&](const std::string& what, const char* takes) {
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     what + " is not taken by " + std::string(format.name()) +
+                         " with reasoning on: thinking takes " + takes +
+                         " (refused before sending)");
+    };
+    auto text = [](double v) {
+        std::ostringstream out;
+        out << v;
+        return out.str();
+    };
+    if (r.temperature && *r.temperature != 1.0)
+        return refused("temperature " + text(*r.temperature), "1 only");
+    if (r.top_p && *r.top_p < 0.95) return refused("top_p " + text(*r.top_p), "0.95 to 1");
+    if (r.tool_choice && (r.tool_choice->mode == ToolChoice::Mode::required ||
+                          r.tool_choice->mode == ToolChoice::Mode::named))
+        return refused("a tool_choice that forces a call", "auto or none");
+    return std::nullopt;
+}
+
 class Anthropic final : public WireFormat {
   public:
     Provider provider() const noexcept override { return Provider::anthropic; }
@@ -362,6 +388,7 @@ class Anthropic final : public WireFormat {
                                const RequestJson& parsed) const override {
         if (request.seed) return unsupported("seed", *this);
         if (auto bad = version_check(request, *this)) return bad;
+        if (auto bad = thinking_check(request, *this)) return bad;
         if (auto bad =
                 tools_check(request, parsed, *this, ToolNameRule::anthropic, anthropic_break))
             return bad;
