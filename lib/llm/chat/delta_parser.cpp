@@ -38,10 +38,9 @@ std::optional<Error> DeltaParser::parse_event(const nous::http::EventView& event
     if (data.empty()) return std::nullopt;  // keep-alive
     const std::size_t before = out.size();
     // The common token events without a document; anything else below.
-    if (fast_paths_ && reader_->read_fast(event, data, *json_, out, text_only)) {
-    } else if (auto e = parse_document(event, data, out)) {
-        return e;
-    }
+    const bool read_fast = fast_paths_ && reader_->read_fast(event, data, *json_, out, text_only);
+    if (!read_fast)
+        if (auto e = parse_document(event, data, out)) return e;
     // What the readers hand on is UTF-8 (answer_utf8.hpp): ASCII told inline.
     const std::span<const Delta> added = std::span<const Delta>(out).subspan(before);
     const std::string_view text = text_only && *text_only ? **text_only : std::string_view();

@@ -346,7 +346,8 @@ class OpenAIResponses final : public WireFormat {
         if (request.max_tokens && *request.max_tokens < kMinOutputTokens)
             return Error(nous::http::ErrorCode::invalid_argument,
                          "max_tokens " + std::to_string(*request.max_tokens) + ": " +
-                             std::string(name()) + " takes 16 or more (max_output_tokens)");
+                             std::string(name()) + " takes " + std::to_string(kMinOutputTokens) +
+                             " or more (max_output_tokens)");
         return openai_request_check(request, parsed, *this);
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
