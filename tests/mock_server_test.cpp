@@ -120,6 +120,8 @@ TEST_CASE(
         {"/v1/chat/completions", R"({"model":"m","max_completion_tokens":-3,)" + user + "}",
          "Expected a value >= 1, but got -3 instead."},
         {"/v1/chat/completions", R"({"model":"m","max_tokens":1,)" + user + "}", nullptr},
+        {"/v1/chat/completions", R"({"model":"m","parallel_tool_calls":false,)" + user + "}",
+         "'parallel_tool_calls' is only allowed when 'tools' are specified."},
         {"/v1/responses", R"({"model":"m","input":"hi","max_output_tokens":15})",
          "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but "
          "got 15 instead."},

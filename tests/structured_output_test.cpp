@@ -341,7 +341,11 @@ TEST_CASE("a field the provider does not take is invalid_argument naming it and 
         {Provider::openai_responses, [](ChatRequest& r) { r.stop = {"x"}; }, "stop"},
         {Provider::openai_responses, [](ChatRequest& r) { r.seed = 1; }, "seed"},
         {Provider::anthropic, [](ChatRequest& r) { r.seed = 1; }, "seed"},
-        {Provider::gemini, [](ChatRequest& r) { r.parallel_tool_calls = false; },
+        {Provider::gemini,
+         [](ChatRequest& r) {
+             r.parallel_tool_calls = false;  // with a tool: without, it needs tools first
+             r.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+         },
          "parallel_tool_calls"},
         {Provider::anthropic,
          [](ChatRequest& r) {
@@ -426,6 +430,20 @@ TEST_CASE("tool_choice naming no offered tool, or required without tools, is ref
     CHECK_FALSE(build_chat_call(r));
     r.tool_choice = ToolChoice::from_name("required");
     CHECK_FALSE(build_chat_call(r));
+}
+
+TEST_CASE("parallel_tool_calls without tools is refused, as OpenAI refuses it") {
+    for (Provider p : {Provider::openai, Provider::openai_responses, Provider::anthropic}) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.parallel_tool_calls = false;
+        auto call = build_chat_call(r);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK(call.error().message == "parallel_tool_calls needs tools");
+        r.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        CHECK(build_chat_call(r));
+    }
 }
 
 TEST_CASE("extra_body is merged last, member by member, and one that is not an object is refused") {

@@ -53,6 +53,10 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
         if (choice->mode == ToolChoice::Mode::required && request.tools.empty())
             return invalid("tool_choice required needs tools");
     }
+    // It says how the offered tools are called: without tools OpenAI answers
+    // a 400 ("'parallel_tool_calls' is only allowed when 'tools' are specified").
+    if (request.parallel_tool_calls && request.tools.empty())
+        return invalid("parallel_tool_calls needs tools");
     // Not finite, a number would stop the body's writer half-way: refused here.
     if (request.temperature && !(std::isfinite(*request.temperature) && *request.temperature >= 0))
         return invalid("temperature must be a finite number, 0 or more");
