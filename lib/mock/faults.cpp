@@ -41,23 +41,6 @@ MockResponse json_reply(int status, std::string body) {
     return r;
 }
 
-std::string openai_error(std::string_view message, std::string_view type, std::string_view code) {
-    return R"({"error":{"message":)" + json_string(message) + R"(,"type":)" + json_string(type) +
-           R"(,"param":null,"code":)" + json_string(code) + "}}";
-}
-
-std::string anthropic_error(std::string_view type, std::string_view message) {
-    return R"({"type":"error","error":{"type":)" + json_string(type) + R"(,"message":)" +
-           json_string(message) + "}}";
-}
-
-std::string gemini_error(int code, std::string_view message, std::string_view status,
-                         std::string_view details = "") {
-    return R"({"error":{"code":)" + std::to_string(code) + R"(,"message":)" + json_string(message) +
-           R"(,"status":)" + json_string(status) +
-           (details.empty() ? std::string() : ",\"details\":" + std::string(details)) + "}}";
-}
-
 }  // namespace
 
 bool is_fault_name(const std::string& name) {

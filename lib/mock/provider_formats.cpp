@@ -33,6 +33,25 @@ std::string json_string(std::string_view text) {
     return value.to_json();
 }
 
+std::string openai_error(std::string_view message, std::string_view type, std::string_view code,
+                         std::string_view param) {
+    return R"({"error":{"message":)" + json_string(message) + R"(,"type":)" + json_string(type) +
+           R"(,"param":)" + (param.empty() ? std::string("null") : json_string(param)) +
+           R"(,"code":)" + json_string(code) + "}}";
+}
+
+std::string anthropic_error(std::string_view type, std::string_view message) {
+    return R"({"type":"error","error":{"type":)" + json_string(type) + R"(,"message":)" +
+           json_string(message) + "}}";
+}
+
+std::string gemini_error(int code, std::string_view message, std::string_view status,
+                         std::string_view details) {
+    return R"({"error":{"code":)" + std::to_string(code) + R"(,"message":)" + json_string(message) +
+           R"(,"status":)" + json_string(status) +
+           (details.empty() ? std::string() : ",\"details\":" + std::string(details)) + "}}";
+}
+
 namespace {
 
 const char* const kWords[] = {"Hello",   " from", " the",       " nous",   "-http", " mock",

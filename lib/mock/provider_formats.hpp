@@ -81,4 +81,13 @@ WholeBody whole_body(Format format, const Reply& reply);
 /// A JSON string literal (quotes included) for `text`.
 std::string json_string(std::string_view text);
 
+// An error body in each provider's own shape (a fault played, a request refused).
+/// OpenAI's formats: `param` empty is null.
+std::string openai_error(std::string_view message, std::string_view type, std::string_view code,
+                         std::string_view param = {});
+std::string anthropic_error(std::string_view type, std::string_view message);
+/// Gemini's: `details`, when given, is the JSON array of its details.
+std::string gemini_error(int code, std::string_view message, std::string_view status,
+                         std::string_view details = {});
+
 }  // namespace nous::http::mock

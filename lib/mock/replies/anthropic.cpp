@@ -122,9 +122,8 @@ class AnthropicReply final : public ReplyFormat {
     /// signed thinking block (or a redacted one, its data whole): the mock refuses the same as the
     /// API, so that a client that loses signatures fails against it as in production.
     std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
-        auto invalid = [](const std::string& why) {
-            return R"({"type":"error","error":{"type":"invalid_request_error","message":)" +
-                   json_string(why) + "}}";
+        auto invalid = [](std::string_view why) {
+            return anthropic_error("invalid_request_error", why);
         };
         if (const rapidjson::Value* limit = find(doc, "max_tokens");
             limit && limit->IsInt64() && limit->GetInt64() < 1)

@@ -100,8 +100,7 @@ class GeminiReply final : public ReplyFormat {
                     "Function call is missing a thought_signature in functionCall parts "
                     "(contents[" +
                     std::to_string(i) + "].parts[" + std::to_string(j) + "])";
-                return R"({"error":{"code":400,"message":)" + json_string(why) +
-                       R"(,"status":"INVALID_ARGUMENT"}})";
+                return gemini_error(400, why, "INVALID_ARGUMENT");
             }
         }
         return std::nullopt;

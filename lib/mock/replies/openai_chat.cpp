@@ -80,16 +80,15 @@ class OpenAIReply final : public ReplyFormat {
         return find(doc, "reasoning_effort") != nullptr;
     }
     /// parallel_tool_calls without tools, and an output limit below 1, in the
-    /// API's words. (A body with no
-    /// messages is answered all the same: a bare {"stream":true} is how
-    /// scripts and tests ask the mock for a stream.)
+    /// API's words. (A body with no messages is answered all the same: a bare
+    /// {"stream":true} is how scripts and tests ask the mock for a stream.)
     std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
         const rapidjson::Value* tools = find(doc, "tools");
         if (find(doc, "parallel_tool_calls") && !(tools && tools->IsArray() && !tools->Empty()))
-            return openai_invalid(
+            return openai_error(
                 "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed "
                 "when 'tools' are specified.",
-                "parallel_tool_calls", "invalid_value");
+                "invalid_request_error", "invalid_value", "parallel_tool_calls");
         if (auto below = openai_below_min(doc, "max_tokens", 1)) return below;
         return openai_below_min(doc, "max_completion_tokens", 1);
     }

@@ -42,23 +42,15 @@ inline std::string sse(const std::string& data, const char* event = nullptr) {
            "\n\n";
 }
 
-/// A 400's body in the OpenAI formats' shape: the message, the parameter
-/// and the code their API names.
-inline std::string openai_invalid(const std::string& message, const char* param, const char* code) {
-    return R"({"error":{"message":)" + json_string(message) +
-           R"(,"type":"invalid_request_error","param":")" + param + R"(","code":")" + code +
-           R"("}})";
-}
-
 /// The OpenAI formats' refusal of an integer below its least value, or nullopt.
 inline std::optional<std::string> openai_below_min(const rapidjson::Value& doc, const char* name,
                                                    std::int64_t least) {
     const rapidjson::Value* v = find(doc, name);
     if (!v || !v->IsInt64() || v->GetInt64() >= least) return std::nullopt;
-    return openai_invalid(
+    return openai_error(
         "Invalid '" + std::string(name) + "': integer below minimum value. Expected a value >= " +
             std::to_string(least) + ", but got " + std::to_string(v->GetInt64()) + " instead.",
-        name, "integer_below_min_value");
+        "invalid_request_error", "integer_below_min_value", name);
 }
 
 /// One provider's replies.
