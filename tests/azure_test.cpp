@@ -77,6 +77,15 @@ TEST_CASE("azure: the v1 URL and the deployments form with api-version, the key 
     auto r = build_chat_call(responses);
     REQUIRE(r);
     CHECK(r->url == "https://res.openai.azure.com/openai/v1/responses?api-version=preview");
+    // Azure serves OpenAI's models only, and so OpenAI's temperatures, 0 to 2.
+    ChatRequest hot = azure_request(Provider::azure, "https://res.openai.azure.com/openai/v1");
+    hot.temperature = 2;
+    CHECK(build_chat_call(hot));
+    hot.temperature = 2.5;
+    auto refused = build_chat_call(hot);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message ==
+          "temperature 2.5 is not taken by azure: it takes 0 to 2 (refused before sending)");
     CHECK(provider_from_name("azure") == Provider::azure);
     CHECK(provider_from_name("azure-responses") == Provider::azure_responses);
     CHECK(default_api_key_env(Provider::azure) == "AZURE_OPENAI_API_KEY");

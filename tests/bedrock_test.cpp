@@ -252,6 +252,15 @@ TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does n
     ChatRequest parallel = bedrock();
     parallel.parallel_tool_calls = false;
     refused(parallel, "parallel_tool_calls");
+    // The service model's bounds: a temperature from 0 to 1, stop sequences not empty.
+    ChatRequest hot = bedrock();
+    hot.temperature = 1;
+    CHECK(build_chat_call(hot));
+    hot.temperature = 1.5;
+    refused(hot, "temperature 1.5 is not taken by bedrock: it takes 0 to 1");
+    ChatRequest empty_stop = bedrock();
+    empty_stop.stop = {""};
+    refused(empty_stop, "stop sequence 0 is empty");
 }
 
 TEST_CASE("bedrock against the mock: streamed and whole, tools, reasoning, structured output") {

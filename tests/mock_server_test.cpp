@@ -100,21 +100,42 @@ TEST_CASE("mock server: a number past a double's range, or text not UTF-8, is a 
     CHECK(fine.ok());
 }
 
-TEST_CASE(
-    "mock server: what the provider refuses of a request's settings is its 400, in its words") {
-    // OpenAI's chat takes max_tokens from 1, the Responses API
-    // max_output_tokens from 16, Anthropic max_tokens from 1.
+/// A request the mock answers (`says` nullptr) or refuses with a 400 whose
+/// body holds `says`.
+struct RefusalCase {
+    std::string route, body;
+    const char* says;
+};
+
+/// Each case posted to a fresh mock; the refusals' bodies returned in order.
+std::vector<nous::http::Error> check_refusals(const std::vector<RefusalCase>& cases) {
     MockServer server;
     server.start();
     Options options;
     options.max_retries = 0;
+    std::vector<nous::http::Error> refusals;
+    for (const RefusalCase& c : cases) {
+        INFO(c.route << " " << c.body);
+        auto r = post(server.base_url() + c.route, c.body, {}, options);
+        if (!c.says) {
+            CHECK(r.ok());
+            continue;
+        }
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().status == 400);
+        CHECK_THAT(r.error().body, Catch::Contains(c.says));
+        refusals.push_back(r.error());
+    }
+    return refusals;
+}
+
+TEST_CASE(
+    "mock server: what the provider refuses of a request's settings is its 400, in its words") {
+    // OpenAI's chat takes max_tokens from 1, the Responses API
+    // max_output_tokens from 16, Anthropic max_tokens from 1.
     const std::string user = R"("messages":[{"role":"user","content":"hi"}])";
     const std::string thinking = R"("thinking":{"type":"enabled","budget_tokens":1024},)";
-    struct Case {
-        std::string route, body;
-        const char* says;  ///< nullptr: answered
-    };
-    const std::vector<Case> cases = {
+    check_refusals({
         {"/v1/chat/completions", R"({"model":"m","max_tokens":0,)" + user + "}",
          R"({"error":{"message":"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.","type":"invalid_request_error","param":"max_tokens","code":"integer_below_min_value"}})"},
         {"/v1/chat/completions", R"({"model":"m","max_completion_tokens":-3,)" + user + "}",
@@ -143,17 +164,48 @@ TEST_CASE(
          R"({"model":"m","max_tokens":2048,"temperature":1,"top_p":0.95,"tool_choice":{"type":"auto"},)" +
              thinking + user + "}",
          nullptr},
-    };
-    for (const Case& c : cases) {
-        INFO(c.route << " " << c.body);
-        auto r = post(server.base_url() + c.route, c.body, {}, options);
-        if (!c.says) {
-            CHECK(r.ok());
-            continue;
-        }
-        REQUIRE_FALSE(r.ok());
-        CHECK(r.error().status == 400);
-        CHECK_THAT(r.error().body, Catch::Contains(c.says));
+    });
+}
+
+TEST_CASE(
+    "mock server: a temperature past the provider's range, and Bedrock's empty stop sequence") {
+    // Anthropic and Bedrock take 0 to 1, the Responses API and Gemini 0 to 2,
+    // each refusing more in its own words; OpenAI's chat format is left open
+    // (the servers that speak it differ).
+    const std::string user = R"("messages":[{"role":"user","content":"hi"}])";
+    const std::string bedrock_user = R"("messages":[{"role":"user","content":[{"text":"hi"}]}])";
+    const auto refusals = check_refusals({
+        {"/v1/messages", R"({"model":"m","max_tokens":8,"temperature":1.5,)" + user + "}",
+         R"({"type":"error","error":{"type":"invalid_request_error","message":"temperature: Input should be less than or equal to 1"}})"},
+        {"/v1/messages", R"({"model":"m","max_tokens":8,"temperature":1,)" + user + "}", nullptr},
+        {"/v1/responses", R"({"model":"m","input":"hi","temperature":2.5})",
+         R"({"error":{"message":"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 2.5 instead.","type":"invalid_request_error","param":"temperature","code":"decimal_above_max_value"}})"},
+        {"/v1/responses", R"({"model":"m","input":"hi","temperature":2})", nullptr},
+        {"/v1beta/models/g:generateContent",
+         R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":2.5}})",
+         "it has a temperature value of 2.5 but the supported range is from 0 (inclusive) to "
+         "2.0001 (exclusive)"},
+        {"/v1beta/models/g:generateContent",
+         R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":2}})",
+         nullptr},
+        {"/v1/chat/completions", R"({"model":"m","temperature":2.5,)" + user + "}", nullptr},
+        {"/model/m/converse", R"({"inferenceConfig":{"temperature":1.5},)" + bedrock_user + "}",
+         R"({"message":"1 validation error detected: Value '1.5' at 'inferenceConfig.temperature' failed to satisfy constraint: Member must have value less than or equal to 1"})"},
+        {"/model/m/converse",
+         R"({"inferenceConfig":{"stopSequences":["END",""]},)" + bedrock_user + "}",
+         "Value '' at 'inferenceConfig.stopSequences.2.member' failed to satisfy constraint: "
+         "Member must have length greater than or equal to 1"},
+        {"/model/m/converse",
+         R"({"inferenceConfig":{"temperature":1,"stopSequences":["END"]},)" + bedrock_user + "}",
+         nullptr},
+    });
+    // Bedrock's two name their exception as AWS does, in x-amzn-ErrorType.
+    REQUIRE(refusals.size() == 5);
+    for (std::size_t i = 3; i < refusals.size(); ++i) {
+        std::string type = "<none>";
+        for (const auto& [name, value] : refusals[i].headers)
+            if (name == "x-amzn-errortype") type = value;
+        CHECK(type == "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/");
     }
 }
 

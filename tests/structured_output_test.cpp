@@ -424,6 +424,45 @@ TEST_CASE("Anthropic with reasoning on: a temperature but 1, a top_p below 0.95,
     }
 }
 
+TEST_CASE("a temperature past the provider's range is refused, and the openai format takes any") {
+    // Anthropic takes 0 to 1 and the others 0 to 2 (each answers more with a
+    // 400); the openai format also serves vLLM and Ollama, which take more.
+    const std::pair<Provider, const char*> ranges[] = {
+        {Provider::openai_responses, "2"}, {Provider::anthropic, "1"}, {Provider::gemini, "2"}};
+    for (const auto& [p, most] : ranges) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.temperature = std::stod(most);
+        CHECK(build_chat_call(r));  // the bound itself is taken
+        r.temperature = *r.temperature + 0.01;
+        auto call = build_chat_call(r);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK(call.error().message == "temperature " +
+                                          std::string(p == Provider::anthropic ? "1.01" : "2.01") +
+                                          " is not taken by " + std::string(to_string(p)) +
+                                          ": it takes 0 to " + most + " (refused before sending)");
+    }
+    ChatRequest vllm = basic(Provider::openai);
+    vllm.temperature = 2.5;
+    CHECK(build_chat_call(vllm));
+}
+
+TEST_CASE("an empty stop sequence is refused, in every format") {
+    for (Provider p : kAll) {
+        if (p == Provider::openai_responses) continue;  // it has no stop sequences
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.stop = {"END", ""};
+        auto call = build_chat_call(r);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK(call.error().message == "stop sequence 1 is empty");
+        r.stop = {"END", " "};
+        CHECK(build_chat_call(r));
+    }
+}
+
 TEST_CASE("tool_choice naming no offered tool, or required without tools, is refused") {
     ChatRequest r = basic(Provider::openai);
     r.tool_choice = ToolChoice::from_name("missing");

@@ -145,6 +145,17 @@ TEST_CASE(
     REQUIRE(body);
     CHECK_FALSE(body.value()->HasMember("model"));
     CHECK(std::string((*body.value())["anthropic_version"].GetString()) == "vertex-2023-10-16");
+    // Each model family keeps its own range of temperatures: Claude's 0 to 1, Gemini's 0 to 2.
+    claude.temperature = 1.5;
+    auto hot_claude = build_chat_call(claude);
+    REQUIRE_FALSE(hot_claude);
+    CHECK(hot_claude.error().message ==
+          "temperature 1.5 is not taken by vertex-anthropic: it takes 0 to 1 (refused before "
+          "sending)");
+    gemini.temperature = 1.5;
+    CHECK(build_chat_call(gemini));
+    gemini.temperature = 2.5;
+    CHECK_FALSE(build_chat_call(gemini));
     CHECK(otel_provider_name(Provider::vertex) == "gcp.vertex_ai");
     CHECK(provider_from_name("vertex-anthropic") == Provider::vertex_anthropic);
 }

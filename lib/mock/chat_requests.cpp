@@ -133,6 +133,9 @@ bool read_chat(const ChatRoute& route, const MockRequest& request, const MockSer
     if (auto refused = replies.refusal_of(doc)) {
         error.status = 400;
         error.body = std::move(*refused);
+        if (format == Format::bedrock)
+            error.headers.emplace_back("x-amzn-ErrorType",
+                                       bedrock_error_type("ValidationException"));
         return false;
     }
     reply.include_usage = replies.includes_usage(doc);

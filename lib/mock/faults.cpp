@@ -133,10 +133,8 @@ HeaderList operations_headers(Format format, const std::string& request_id,
 
 /// Bedrock's error: {"message"} with the exception's name in x-amzn-ErrorType.
 MockResponse bedrock_error(int status, const char* type, const char* message) {
-    MockResponse r = json_reply(status, std::string(R"({"message":)") + json_string(message) + "}");
-    r.headers.emplace_back(
-        "x-amzn-ErrorType",
-        std::string(type) + ":http://internal.amazon.com/coral/com.amazon.bedrock/");
+    MockResponse r = json_reply(status, mock::bedrock_error(message));
+    r.headers.emplace_back("x-amzn-ErrorType", bedrock_error_type(type));
     return r;
 }
 

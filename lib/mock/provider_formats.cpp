@@ -52,6 +52,14 @@ std::string gemini_error(int code, std::string_view message, std::string_view st
            (details.empty() ? std::string() : ",\"details\":" + std::string(details)) + "}}";
 }
 
+std::string bedrock_error(std::string_view message) {
+    return R"({"message":)" + json_string(message) + "}";
+}
+
+std::string bedrock_error_type(std::string_view exception) {
+    return std::string(exception) + ":http://internal.amazon.com/coral/com.amazon.bedrock/";
+}
+
 namespace {
 
 const char* const kWords[] = {"Hello",   " from", " the",       " nous",   "-http", " mock",

@@ -89,5 +89,9 @@ std::string anthropic_error(std::string_view type, std::string_view message);
 /// Gemini's: `details`, when given, is the JSON array of its details.
 std::string gemini_error(int code, std::string_view message, std::string_view status,
                          std::string_view details = {});
+/// Bedrock's: {"message"}, with the exception's name in the header
+/// x-amzn-ErrorType, whose value bedrock_error_type() gives.
+std::string bedrock_error(std::string_view message);
+std::string bedrock_error_type(std::string_view exception);
 
 }  // namespace nous::http::mock

@@ -3,6 +3,7 @@
 // (formats/wire_format.hpp), then the caller's headers.
 
 #include <cmath>
+#include <sstream>
 
 #include "formats/prompt_cache.hpp"
 #include "formats/wire_format.hpp"
@@ -64,6 +65,11 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
         return invalid("max_tokens must be 1 or more");
     if (request.top_p && !(*request.top_p >= 0 && *request.top_p <= 1))
         return invalid("top_p must be between 0 and 1");
+    // An empty stop sequence could end the answer anywhere; Bedrock's service
+    // model refuses it (a NonEmptyString), and no provider gives it a meaning.
+    for (std::size_t i = 0; i < request.stop.size(); ++i)
+        if (request.stop[i].empty())
+            return invalid("stop sequence " + std::to_string(i) + " is empty");
     return parsed;
 }
 
@@ -112,6 +118,17 @@ std::optional<Error> finish_body(const detail::WireFormat& format, const ChatReq
     doc.Accept(w);
     body.assign(buffer.GetString(), buffer.GetSize());
     return std::nullopt;
+}
+
+/// A temperature past the provider's range is answered with a 400 (Anthropic
+/// and Bedrock take 0 to 1, the others 0 to 2): refused before a byte.
+std::optional<Error> temperature_check(const ChatRequest& r, const detail::WireFormat& format) {
+    const std::optional<double> most = format.max_temperature();
+    if (!most || !r.temperature || *r.temperature <= *most) return std::nullopt;
+    std::ostringstream message;
+    message << "temperature " << *r.temperature << " is not taken by " << format.name()
+            << ": it takes 0 to " << *most << " (refused before sending)";
+    return invalid(message.str());
 }
 
 /// Roles the builders know, and what each needs.
@@ -187,6 +204,7 @@ Result<HttpCall> build_chat_call(const ChatRequest& request) {
     if (auto bad = check_messages(request)) return *bad;
     const detail::WireFormat& format = detail::wire_format(request.provider);
     if (auto bad = format.check(request, schemas.value())) return *bad;
+    if (auto bad = temperature_check(request, format)) return *bad;
     const std::string base = detail::base_url_of(format, request.base_url);
     HttpCall call;
     call.url = format.url(request, base);

@@ -74,6 +74,11 @@ class WireFormat {
     /// the rule, for a response schema outside the provider's dialect.
     virtual std::optional<Error> check(const ChatRequest& request,
                                        const RequestJson& parsed) const = 0;
+    /// The largest temperature the provider takes (the least is 0), checked
+    /// for every request before its body is written; nullopt when no bound is
+    /// known: the openai format also serves vLLM, Ollama and OpenRouter,
+    /// whose ranges differ from OpenAI's.
+    virtual std::optional<double> max_temperature() const noexcept { return std::nullopt; }
     /// The request body (the request and its JSON already checked).
     virtual void write_body(Writer& w, const ChatRequest& request,
                             const RequestJson& parsed) const = 0;

@@ -74,6 +74,8 @@ class AzureOpenAI final : public WireFormat {
 
     Provider provider() const noexcept override { return provider_; }
     std::string_view name() const noexcept override { return name_; }
+    /// Azure serves OpenAI's models only: OpenAI's 0 to 2.
+    std::optional<double> max_temperature() const noexcept override { return 2.0; }
     std::string_view default_base_url() const noexcept override { return ""; }
     std::string_view default_api_key_env() const noexcept override {
         return "AZURE_OPENAI_API_KEY";

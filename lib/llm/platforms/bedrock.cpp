@@ -48,6 +48,8 @@ class Bedrock final : public WireFormat {
   public:
     Provider provider() const noexcept override { return Provider::bedrock; }
     std::string_view name() const noexcept override { return "bedrock"; }
+    /// The service model's InferenceConfiguration: temperature min 0, max 1.
+    std::optional<double> max_temperature() const noexcept override { return 1.0; }
     std::string_view default_base_url() const noexcept override { return ""; }
     std::string_view default_api_key_env() const noexcept override {
         return "AWS_BEARER_TOKEN_BEDROCK";

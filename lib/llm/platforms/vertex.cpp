@@ -61,6 +61,9 @@ class Vertex final : public WireFormat {
 
     Provider provider() const noexcept override { return provider_; }
     std::string_view name() const noexcept override { return name_; }
+    std::optional<double> max_temperature() const noexcept override {
+        return format_.max_temperature();
+    }
     std::string_view default_base_url() const noexcept override { return ""; }
     std::string_view default_api_key_env() const noexcept override {
         return "GOOGLE_OAUTH_ACCESS_TOKEN";

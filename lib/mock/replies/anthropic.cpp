@@ -128,6 +128,8 @@ class AnthropicReply final : public ReplyFormat {
         if (const rapidjson::Value* limit = find(doc, "max_tokens");
             limit && limit->IsInt64() && limit->GetInt64() < 1)
             return invalid("max_tokens: Input should be greater than or equal to 1");
+        if (number_above(&doc, "temperature", 1.0))
+            return invalid("temperature: Input should be less than or equal to 1");
         if (!asks_reasoning(doc)) return std::nullopt;
         // Thinking takes no other temperature than 1, a top_p from 0.95, and
         // no tool choice that forces a call.

@@ -154,6 +154,24 @@ class BedrockReply final : public ReplyFormat {
         const rapidjson::Value* config = find(doc, "inferenceConfig");
         return config ? strings_at(find(*config, "stopSequences")) : std::vector<std::string>{};
     }
+    /// The service model's bounds, in its validation message (the request's
+    /// lists counted from 1); read_chat adds the ValidationException header.
+    std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        const rapidjson::Value* config = find(doc, "inferenceConfig");
+        if (const rapidjson::Value* t = number_above(config, "temperature", 1.0))
+            return bedrock_error("1 validation error detected: Value '" + number_text(*t) +
+                                 "' at 'inferenceConfig.temperature' failed to satisfy "
+                                 "constraint: Member must have value less than or equal to 1");
+        const rapidjson::Value* stops = config ? find(*config, "stopSequences") : nullptr;
+        for (rapidjson::SizeType i = 0; stops && stops->IsArray() && i < stops->Size(); ++i)
+            if ((*stops)[i].IsString() && (*stops)[i].GetStringLength() == 0)
+                return bedrock_error(
+                    "1 validation error detected: Value '' at 'inferenceConfig.stopSequences." +
+                    std::to_string(i + 1) +
+                    ".member' failed to satisfy constraint: Member must have length greater than "
+                    "or equal to 1");
+        return std::nullopt;
+    }
     bool has_refusal() const override { return false; }
 };
 

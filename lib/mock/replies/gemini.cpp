@@ -86,6 +86,14 @@ class GeminiReply final : public ReplyFormat {
     /// With thinking on, each functionCall part must carry its
     /// thoughtSignature back: refused as the API refuses it.
     std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        if (const rapidjson::Value* t =
+                number_above(find(doc, "generationConfig"), "temperature", 2.0))
+            return gemini_error(400,
+                                "Unable to submit request because it has a temperature value of " +
+                                    number_text(*t) +
+                                    " but the supported range is from 0 (inclusive) to 2.0001 "
+                                    "(exclusive). Update the value and try again.",
+                                "INVALID_ARGUMENT");
         const rapidjson::Value* contents = find(doc, "contents");
         if (!asks_reasoning(doc) || !contents || !contents->IsArray()) return std::nullopt;
         for (rapidjson::SizeType i = 0; i < contents->Size(); ++i) {

@@ -172,6 +172,12 @@ class ResponsesReply final : public ReplyFormat {
     }
     /// Its output limit takes 16 or more: a smaller one is its 400.
     std::optional<std::string> refusal_of(const rapidjson::Value& doc) const override {
+        if (const rapidjson::Value* t = number_above(&doc, "temperature", 2.0))
+            return openai_error(
+                "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but "
+                "got " +
+                    number_text(*t) + " instead.",
+                "invalid_request_error", "decimal_above_max_value", "temperature");
         return openai_below_min(doc, "max_output_tokens", 16);
     }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,19 @@ inline std::optional<std::string> openai_below_min(const rapidjson::Value& doc, 
         "Invalid '" + std::string(name) + "': integer below minimum value. Expected a value >= " +
             std::to_string(least) + ", but got " + std::to_string(v->GetInt64()) + " instead.",
         "invalid_request_error", "integer_below_min_value", name);
+}
+
+/// Member `name` of `object` when it is a number above `most`, else nullptr.
+inline const rapidjson::Value* number_above(const rapidjson::Value* object, const char* name,
+                                            double most) {
+    const rapidjson::Value* n = object ? find(*object, name) : nullptr;
+    return n && n->IsNumber() && n->GetDouble() > most ? n : nullptr;
+}
+/// A request's number as the providers' messages show it: 2.5, 3.
+inline std::string number_text(const rapidjson::Value& n) {
+    std::ostringstream out;
+    out << n.GetDouble();
+    return out.str();
 }
 
 /// One provider's replies.

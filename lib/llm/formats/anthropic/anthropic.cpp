@@ -376,6 +376,8 @@ class Anthropic final : public WireFormat {
   public:
     Provider provider() const noexcept override { return Provider::anthropic; }
     std::string_view name() const noexcept override { return "anthropic"; }
+    /// "Ranges from 0.0 to 1.0" (the Messages API).
+    std::optional<double> max_temperature() const noexcept override { return 1.0; }
     std::string_view default_base_url() const noexcept override {
         return "https://api.anthropic.com/v1";
     }

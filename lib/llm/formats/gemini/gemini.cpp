@@ -337,6 +337,8 @@ class Gemini final : public WireFormat {
     }
     Provider provider() const noexcept override { return Provider::gemini; }
     std::string_view name() const noexcept override { return "gemini"; }
+    /// generationConfig.temperature: 0.0 to 2.0.
+    std::optional<double> max_temperature() const noexcept override { return 2.0; }
     std::string_view default_base_url() const noexcept override {
         return "https://generativelanguage.googleapis.com/v1beta";
     }

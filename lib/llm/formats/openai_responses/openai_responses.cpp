@@ -328,6 +328,8 @@ class OpenAIResponses final : public WireFormat {
     }
     Provider provider() const noexcept override { return Provider::openai_responses; }
     std::string_view name() const noexcept override { return "openai-responses"; }
+    /// "between 0 and 2" (the SDK's request type).
+    std::optional<double> max_temperature() const noexcept override { return 2.0; }
     std::string_view default_base_url() const noexcept override {
         return "https://api.openai.com/v1";
     }
