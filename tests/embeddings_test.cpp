@@ -516,8 +516,49 @@ TEST_CASE("bad requests are refused before any connection") {
     auto bad_header = r;
     bad_header.headers = {{"x-bad", "a\r\nb"}};
     CHECK_FALSE(embed(bad_header));
+    // What a provider answers with a 400: Gemini's batchEmbedContents takes
+    // 100 requests at most, Azure (OpenAI's models) 2048 inputs, and OpenAI's
+    // older model no dimensions. The openai format leaves its batch to the
+    // server: vLLM and Ollama take more than OpenAI.
+    auto gemini_batch = request_to(server, Provider::gemini, 3);
+    gemini_batch.batch_size = 101;
+    check_refused(gemini_batch, "batch_size 101 is over gemini's 100 inputs a request");
+    auto azure_batch = request_to(server, Provider::azure, 3);
+    azure_batch.base_url = server.base_url() + "/openai/v1";
+    azure_batch.batch_size = 2049;
+    check_refused(azure_batch, "batch_size 2049 is over azure's 2048 inputs a request");
+    auto ada = r;
+    ada.model = "text-embedding-ada-002";
+    check_refused(ada, "dimensions is not taken by text-embedding-ada-002");
     CHECK(server.requests_served() == 0);
+    ada.dimensions.reset();
+    CHECK(embed(ada));
+    auto wide = r;
+    wide.batch_size = 4096;  // one request of 3 inputs: the server's limit is not reached
+    CHECK(embed(wide));
+    gemini_batch.batch_size = 100;
+    CHECK(embed(gemini_batch));
+    azure_batch.batch_size = 2048;
+    CHECK(embed(azure_batch));
     server.stop();
+}
+
+TEST_CASE("the mock refuses dimensions for text-embedding-ada-002, as OpenAI does") {
+    MockServer server;
+    server.start();
+    nous::http::Options options;
+    options.max_retries = 0;
+    const std::string url = server.base_url() + "/v1/embeddings";
+    auto refused = nous::http::post(
+        url, R"({"model":"text-embedding-ada-002","input":"a","dimensions":256})", {}, options);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().status == 400);
+    CHECK(
+        refused.error().body ==
+        R"({"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error","param":null,"code":null}})");
+    CHECK(nous::http::post(url, R"({"model":"text-embedding-ada-002","input":"a"})", {}, options));
+    CHECK(nous::http::post(
+        url, R"({"model":"text-embedding-3-small","input":"a","dimensions":256})", {}, options));
 }
 
 TEST_CASE("5000 inputs in batches of 2048: three requests, rows in order, usage summed") {

@@ -88,12 +88,8 @@ std::int64_t tokens_of(std::string_view text) {
 
 bool refuse(MockResponse& error, Format format, const std::string& why) {
     error.status = 400;
-    if (format == Format::gemini)
-        error.body = R"({"error":{"code":400,"message":)" + json_string(why) +
-                     R"(,"status":"INVALID_ARGUMENT"}})";
-    else
-        error.body = R"({"error":{"message":)" + json_string(why) +
-                     R"(,"type":"invalid_request_error","param":"input","code":null}})";
+    error.body = format == Format::gemini ? gemini_error(400, why, "INVALID_ARGUMENT")
+                                          : openai_error(why, "invalid_request_error", "", "input");
     return false;
 }
 
@@ -221,6 +217,13 @@ bool embedding_reply(const EmbeddingRoute& route, const MockRequest& request, st
     std::string model = "text-embedding-mock";
     if (auto m = doc.FindMember("model"); m != doc.MemberEnd() && m->value.IsString())
         model = m->value.GetString();
+    // OpenAI's older model has one size only.
+    if (model == "text-embedding-ada-002" && doc.HasMember("dimensions")) {
+        error.status = 400;
+        error.body = openai_error("This model does not support specifying dimensions.",
+                                  "invalid_request_error", "");
+        return false;
+    }
     body = R"({"object":"list","data":[)";
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         if (i) body += ',';

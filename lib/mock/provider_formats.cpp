@@ -37,7 +37,7 @@ std::string openai_error(std::string_view message, std::string_view type, std::s
                          std::string_view param) {
     return R"({"error":{"message":)" + json_string(message) + R"(,"type":)" + json_string(type) +
            R"(,"param":)" + (param.empty() ? std::string("null") : json_string(param)) +
-           R"(,"code":)" + json_string(code) + "}}";
+           R"(,"code":)" + (code.empty() ? std::string("null") : json_string(code)) + "}}";
 }
 
 std::string anthropic_error(std::string_view type, std::string_view message) {

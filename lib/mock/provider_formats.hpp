@@ -82,7 +82,7 @@ WholeBody whole_body(Format format, const Reply& reply);
 std::string json_string(std::string_view text);
 
 // An error body in each provider's own shape (a fault played, a request refused).
-/// OpenAI's formats: `param` empty is null.
+/// OpenAI's formats: `code` or `param` empty is null.
 std::string openai_error(std::string_view message, std::string_view type, std::string_view code,
                          std::string_view param = {});
 std::string anthropic_error(std::string_view type, std::string_view message);

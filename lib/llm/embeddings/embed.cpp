@@ -263,6 +263,7 @@ Result<Embeddings> detail::run_embed(const EmbedRequest& request,
     const detail::EmbeddingFormat* format = wire.embeddings();
     if (!format) return invalid(std::string(wire.name()) + " has no embeddings API");
     if (auto bad = check(request)) return *bad;
+    if (auto refused = format->refusal(request)) return invalid(*refused);
     // Gemini's embeddings name the model in the path, as its chat does.
     if (request.provider == Provider::gemini)
         if (auto bad = detail::model_in_path_check(request.model, wire.name())) return *bad;

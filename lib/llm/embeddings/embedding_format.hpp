@@ -27,6 +27,13 @@ class EmbeddingFormat {
                             std::size_t count) const = 0;
     /// Inputs per request when the caller sets none.
     virtual std::size_t default_batch_size() const noexcept = 0;
+    /// What in `request` the provider answers with a 400 that the shared
+    /// checks do not catch (a batch past its limit, a field its model does
+    /// not take), said for invalid_argument; nullopt: nothing.
+    virtual std::optional<std::string> refusal(const EmbedRequest& request) const {
+        (void)request;
+        return std::nullopt;
+    }
     /// Estimated tokens (bytes / 3) per request, at most; 0: no such limit.
     virtual std::size_t token_budget() const noexcept { return 0; }
     /// The member of the response's object that lists the embeddings ("data", "embeddings").
@@ -44,6 +51,15 @@ class EmbeddingFormat {
     /// A whole 2xx body into `batch`'s rows: what is wrong with it, or nullopt.
     std::optional<std::string> read(std::string_view body, BatchReading& batch) const;
 };
+
+/// "batch_size 101 is over gemini's 100 inputs a request" when the
+/// request's batch_size is over `most`; nullopt otherwise.
+inline std::optional<std::string> batch_over(const EmbedRequest& request, std::size_t most,
+                                             std::string_view provider) {
+    if (!request.batch_size || *request.batch_size <= most) return std::nullopt;
+    return "batch_size " + std::to_string(*request.batch_size) + " is over " +
+           std::string(provider) + "'s " + std::to_string(most) + " inputs a request";
+}
 
 const EmbeddingFormat& openai_embedding_format() noexcept;
 const EmbeddingFormat& gemini_embedding_format() noexcept;

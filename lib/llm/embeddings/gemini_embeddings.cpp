@@ -49,6 +49,10 @@ class GeminiEmbeddings final : public EmbeddingFormat {
     }
     /// The API's limit: 100 requests per batch.
     std::size_t default_batch_size() const noexcept override { return 100; }
+    /// batchEmbedContents takes at most 100 requests.
+    std::optional<std::string> refusal(const EmbedRequest& request) const override {
+        return batch_over(request, default_batch_size(), "gemini");
+    }
 
     const char* list_key() const noexcept override { return "embeddings"; }
     std::optional<std::string> read_item(JsonCursor& cursor, BatchReading& batch,

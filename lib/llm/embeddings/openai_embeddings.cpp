@@ -130,6 +130,15 @@ class OpenAIEmbeddings final : public EmbeddingFormat {
         w.EndObject();
     }
     std::size_t default_batch_size() const noexcept override { return 2048; }
+    /// OpenAI's older model has one size ("This model does not support
+    /// specifying dimensions"). A batch past 2048 is left to the server: the
+    /// servers that speak this format (vLLM, Ollama) take more.
+    std::optional<std::string> refusal(const EmbedRequest& request) const override {
+        if (request.dimensions && request.model == "text-embedding-ada-002")
+            return "dimensions is not taken by text-embedding-ada-002 (text-embedding-3 models "
+                   "and later take it)";
+        return std::nullopt;
+    }
     /// OpenAI's limit is 300,000 tokens a request.
     std::size_t token_budget() const noexcept override { return 300'000; }
 

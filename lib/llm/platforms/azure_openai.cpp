@@ -53,6 +53,11 @@ class AzureEmbeddings final : public EmbeddingFormat {
     std::size_t default_batch_size() const noexcept override {
         return openai().default_batch_size();
     }
+    /// Azure serves OpenAI's models only, and so OpenAI's 2048 inputs a
+    /// request. The model is a deployment's name: no rule of a model's.
+    std::optional<std::string> refusal(const EmbedRequest& request) const override {
+        return batch_over(request, default_batch_size(), "azure");
+    }
     std::size_t token_budget() const noexcept override { return openai().token_budget(); }
     const char* list_key() const noexcept override { return openai().list_key(); }
     std::optional<std::string> read_item(JsonCursor& cursor, BatchReading& batch,
