@@ -261,6 +261,11 @@ TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does n
     ChatRequest empty_stop = bedrock();
     empty_stop.stop = {""};
     refused(empty_stop, "stop sequence 0 is empty");
+    // "The content field in the Message object at messages.N is empty": any
+    // turn, the last assistant one too.
+    ChatRequest empty_turn = bedrock();
+    empty_turn.messages.push_back(ChatMessage::assistant(""));
+    refused(empty_turn, "message 1 is empty: bedrock takes no turn without text");
 }
 
 TEST_CASE("bedrock against the mock: streamed and whole, tools, reasoning, structured output") {

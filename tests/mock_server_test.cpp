@@ -209,6 +209,38 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("mock server: a turn with nothing in it is refused in each provider's words") {
+    // Anthropic takes an empty final assistant turn (a prefill), Gemini a
+    // text part that carries a thought signature; OpenAI's formats take any.
+    const auto refusals = check_refusals({
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"},{"role":"assistant","content":""},{"role":"user","content":"r"}]})",
+         "messages.1: all messages must have non-empty content except for the optional final "
+         "assistant message"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":[]}]})",
+         "messages.0: all messages must have non-empty content"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"},{"role":"assistant","content":""}]})",
+         nullptr},
+        {"/v1beta/models/g:generateContent",
+         R"({"contents":[{"role":"user","parts":[{"text":"q"},{"text":""}]}]})",
+         "Unable to submit request because it has an empty text parameter."},
+        {"/v1beta/models/g:generateContent", R"({"contents":[{"role":"user","parts":[]}]})",
+         "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty."},
+        {"/v1beta/models/g:generateContent",
+         R"({"contents":[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"text":"","thoughtSignature":"s"}]},{"role":"user","parts":[{"text":"r"}]}]})",
+         nullptr},
+        {"/model/m/converse",
+         R"({"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[]}]})",
+         "The content field in the Message object at messages.1 is empty. Add a ContentBlock "
+         "object to the content field and try again."},
+        {"/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":""}]})",
+         nullptr},
+    });
+    CHECK(refusals.size() == 5);
+}
+
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;

@@ -448,6 +448,60 @@ TEST_CASE("a temperature past the provider's range is refused, and the openai fo
     CHECK(build_chat_call(vllm));
 }
 
+TEST_CASE("a turn with nothing in it is refused where the provider refuses it") {
+    // Anthropic: "all messages must have non-empty content except for the
+    // optional final assistant message"; Gemini: "an empty text parameter".
+    // OpenAI's formats take an empty message.
+    auto conversation = [](Provider p, std::vector<ChatMessage> messages) {
+        ChatRequest r = basic(p);
+        r.messages = std::move(messages);
+        return r;
+    };
+    for (Provider p : {Provider::anthropic, Provider::gemini}) {
+        INFO(to_string(p));
+        const std::string says =
+            "is empty: " + std::string(to_string(p)) +
+            " takes no turn without text, an image, a tool call or a tool result";
+        auto refused = [&](ChatRequest r, const std::string& message) {
+            auto call = build_chat_call(r);
+            REQUIRE_FALSE(call);
+            CHECK(call.error().code == ErrorCode::invalid_argument);
+            CHECK(call.error().message == message + " " + says);
+        };
+        refused(conversation(p, {ChatMessage::user("")}), "message 0");
+        refused(conversation(p, {ChatMessage::user("q"), ChatMessage::assistant(""),
+                                 ChatMessage::user("r")}),
+                "message 1");
+        // An empty text part is nothing either; an image is something.
+        refused(conversation(p, {ChatMessage::user("", {ContentPart::text_part("")})}),
+                "message 0");
+        CHECK(build_chat_call(conversation(
+            p, {ChatMessage::user("", {ContentPart::image_data("image/png", "iVBORw0KGgo=")})})));
+        // A tool call is content, with no text beside it.
+        ChatRequest called =
+            conversation(p, {ChatMessage::user("q"),
+                             ChatMessage::assistant("", {ToolCall{"c1", "get_time", "{}", ""}}),
+                             ChatMessage::tool_result("c1", "")});
+        called.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        CHECK(build_chat_call(called));
+        // An empty message in a turn with content is left out of it: no empty text part.
+        auto merged = body_of(conversation(p, {ChatMessage::user("a"), ChatMessage::user("")}));
+        const std::string turn = p == Provider::gemini ? at(*merged, "/contents/0/parts")
+                                                       : at(*merged, "/messages/0/content");
+        CHECK(turn.find(R"("text":"")") == std::string::npos);
+        // Only Anthropic takes an empty final assistant turn: a prefill.
+        ChatRequest prefill = conversation(p, {ChatMessage::user("q"), ChatMessage::assistant("")});
+        if (p == Provider::anthropic)
+            CHECK(build_chat_call(prefill));
+        else
+            refused(prefill, "message 1");
+    }
+    for (Provider p : {Provider::openai, Provider::openai_responses}) {
+        INFO(to_string(p));
+        CHECK(build_chat_call(conversation(p, {ChatMessage::user("")})));
+    }
+}
+
 TEST_CASE("an empty stop sequence is refused, in every format") {
     for (Provider p : kAll) {
         if (p == Provider::openai_responses) continue;  // it has no stop sequences

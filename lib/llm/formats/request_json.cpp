@@ -181,6 +181,42 @@ std::optional<Error> image_detail_check(const ChatRequest& request, const WireFo
     return std::nullopt;
 }
 
+bool has_content(const ChatMessage& m) {
+    if (m.role == "tool" || !m.content.empty() || !m.tool_calls.empty() || !m.reasoning.empty())
+        return true;
+    for (const ContentPart& part : m.parts)
+        if (part.kind != ContentPart::Kind::text || !part.text.empty()) return true;
+    return false;
+}
+
+std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& format,
+                                      std::string_view model_role,
+                                      bool final_model_turn_may_be_empty) {
+    struct Seen {
+        std::string_view role;
+        std::size_t first;  ///< the index of its first message
+        bool empty;
+    };
+    std::vector<Seen> turns;
+    for_each_turn(
+        r, model_role, [&](std::string_view role, const std::vector<const ChatMessage*>& turn) {
+            const bool empty = std::none_of(turn.begin(), turn.end(),
+                                            [](const ChatMessage* m) { return has_content(*m); });
+            turns.push_back(
+                {role, static_cast<std::size_t>(turn.front() - r.messages.data()), empty});
+        });
+    for (std::size_t i = 0; i < turns.size(); ++i) {
+        if (!turns[i].empty) continue;
+        if (final_model_turn_may_be_empty && i + 1 == turns.size() && turns[i].role == model_role)
+            continue;
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     "message " + std::to_string(turns[i].first) +
+                         " is empty: " + std::string(format.name()) +
+                         " takes no turn without text, an image, a tool call or a tool result");
+    }
+    return std::nullopt;
+}
+
 /// The system prompt: the request's, then every system message's, one
 /// paragraph each (for the formats with one system slot).
 std::string joined_system(const ChatRequest& r) {

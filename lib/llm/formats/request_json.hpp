@@ -120,4 +120,17 @@ void for_each_turn(const ChatRequest& r, std::string_view model_role, Turn&& tur
     if (!turn.empty()) turn_out(turn_role, turn);
 }
 
+/// Whether a message gives its turn anything to send: text, a part, a tool
+/// call, reasoning; a tool result always does.
+bool has_content(const ChatMessage& m);
+/// A turn (for_each_turn's) with nothing in it: invalid_argument naming its
+/// first message. Anthropic, Gemini and Bedrock answer one with a 400 ("all
+/// messages must have non-empty content except for the optional final
+/// assistant message", "an empty text parameter", "the content field in the
+/// Message object ... is empty"); `final_model_turn_may_be_empty`: Anthropic's
+/// exception, a final assistant turn (a prefill) may be empty.
+std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& format,
+                                      std::string_view model_role,
+                                      bool final_model_turn_may_be_empty);
+
 }  // namespace nous::llm::detail

@@ -130,6 +130,20 @@ class AnthropicReply final : public ReplyFormat {
             return invalid("max_tokens: Input should be greater than or equal to 1");
         if (number_above(&doc, "temperature", 1.0))
             return invalid("temperature: Input should be less than or equal to 1");
+        if (const rapidjson::Value* messages = find(doc, "messages");
+            messages && messages->IsArray())
+            for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
+                const rapidjson::Value* content = find((*messages)[i], "content");
+                const bool empty =
+                    content && ((content->IsString() && content->GetStringLength() == 0) ||
+                                (content->IsArray() && content->Empty()));
+                const bool final_assistant = i + 1 == messages->Size() &&
+                                             string_at(find((*messages)[i], "role")) == "assistant";
+                if (empty && !final_assistant)
+                    return invalid("messages." + std::to_string(i) +
+                                   ": all messages must have non-empty content except for the "
+                                   "optional final assistant message");
+            }
         if (!asks_reasoning(doc)) return std::nullopt;
         // Thinking takes no other temperature than 1, a top_p from 0.95, and
         // no tool choice that forces a call.

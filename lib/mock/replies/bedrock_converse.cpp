@@ -170,6 +170,15 @@ class BedrockReply final : public ReplyFormat {
                     std::to_string(i + 1) +
                     ".member' failed to satisfy constraint: Member must have length greater than "
                     "or equal to 1");
+        const rapidjson::Value* messages = find(doc, "messages");
+        for (rapidjson::SizeType i = 0; messages && messages->IsArray() && i < messages->Size();
+             ++i)
+            if (const rapidjson::Value* content = find((*messages)[i], "content");
+                content && content->IsArray() && content->Empty())
+                return bedrock_error("The content field in the Message object at messages." +
+                                     std::to_string(i) +
+                                     " is empty. Add a ContentBlock object to the content field "
+                                     "and try again.");
         return std::nullopt;
     }
     bool has_refusal() const override { return false; }

@@ -39,6 +39,33 @@ void gemini_events(const Reply& r, std::vector<std::string>& before,
     after.push_back(sse(last));
 }
 
+/// Gemini's 400 for a turn with no parts, or a text part that is empty (one
+/// that carries a thought signature is the model's own, sent back).
+std::optional<std::string> empty_part(const rapidjson::Value& doc) {
+    const rapidjson::Value* contents = find(doc, "contents");
+    if (!contents || !contents->IsArray()) return std::nullopt;
+    for (rapidjson::SizeType i = 0; i < contents->Size(); ++i) {
+        const rapidjson::Value* parts = find((*contents)[i], "parts");
+        if (parts && parts->IsArray() && parts->Empty())
+            return gemini_error(400,
+                                "* GenerateContentRequest.contents[" + std::to_string(i) +
+                                    "].parts: contents.parts must not be empty.\n",
+                                "INVALID_ARGUMENT");
+        for (rapidjson::SizeType j = 0; parts && parts->IsArray() && j < parts->Size(); ++j) {
+            const rapidjson::Value* text = find((*parts)[j], "text");
+            if (text && text->IsString() && text->GetStringLength() == 0 &&
+                !find((*parts)[j], "thoughtSignature"))
+                return gemini_error(400,
+                                    "Unable to submit request because it has an empty text "
+                                    "parameter. Add a value to the parameter and try again. Learn "
+                                    "more: https://cloud.google.com/vertex-ai/generative-ai/docs/"
+                                    "model-reference/gemini",
+                                    "INVALID_ARGUMENT");
+        }
+    }
+    return std::nullopt;
+}
+
 class GeminiReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -94,6 +121,7 @@ class GeminiReply final : public ReplyFormat {
                                     " but the supported range is from 0 (inclusive) to 2.0001 "
                                     "(exclusive). Update the value and try again.",
                                 "INVALID_ARGUMENT");
+        if (auto empty = empty_part(doc)) return empty;
         const rapidjson::Value* contents = find(doc, "contents");
         if (!asks_reasoning(doc) || !contents || !contents->IsArray()) return std::nullopt;
         for (rapidjson::SizeType i = 0; i < contents->Size(); ++i) {

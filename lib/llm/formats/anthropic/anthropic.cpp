@@ -396,6 +396,7 @@ class Anthropic final : public WireFormat {
             return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
+        if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
         if (!request.response_format) return std::nullopt;
         // Anthropic's structured outputs take a schema; plain JSON mode has no field.
         if (request.response_format->kind == ResponseFormat::Kind::json_object)

@@ -57,14 +57,17 @@ void gemini_parts(Writer& w, const ChatRequest& r, const ChatMessage& m) {
         w.EndObject();
         return;
     }
-    if (!m.content.empty() || (m.tool_calls.empty() && m.parts.empty())) {
+    // Gemini answers an empty text part with a 400 ("an empty text
+    // parameter"): one is written only to carry the turn's thought signature.
+    const bool signed_turn = m.role == "assistant" && !m.reasoning.signature.empty();
+    if (!m.content.empty() || (signed_turn && m.tool_calls.empty() && m.parts.empty())) {
         w.StartObject();
         key_string(w, "text", m.content);
-        if (m.role == "assistant" && !m.reasoning.signature.empty())
-            key_string(w, "thoughtSignature", m.reasoning.signature);
+        if (signed_turn) key_string(w, "thoughtSignature", m.reasoning.signature);
         w.EndObject();
     }
     for (const ContentPart& part : m.parts) {
+        if (part.kind == ContentPart::Kind::text && part.text.empty()) continue;
         w.StartObject();
         if (part.kind == ContentPart::Kind::text) {
             key_string(w, "text", part.text);
@@ -360,6 +363,7 @@ class Gemini final : public WireFormat {
             return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
+        if (auto bad = empty_turn_check(request, *this, "model", false)) return bad;
         if (parsed.response_schema)
             if (auto bad = gemini_break(*parsed.response_schema))
                 return schema_refused(bad->message(), *this);
