@@ -223,6 +223,18 @@ TEST_CASE("mock server: a turn with nothing in it is refused in each provider's 
         {"/v1/messages",
          R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"},{"role":"assistant","content":""}]})",
          nullptr},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":" \n"}]})",
+         "messages: text content blocks must contain non-whitespace text"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":[{"type":"text","text":"q"},{"type":"text","text":""}]}]})",
+         "messages: text content blocks must be non-empty"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"The answer is "}]})",
+         "messages: final assistant content cannot end with trailing whitespace"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q "},{"role":"assistant","content":"a "},{"role":"user","content":"r"}]})",
+         nullptr},
         {"/v1beta/models/g:generateContent",
          R"({"contents":[{"role":"user","parts":[{"text":"q"},{"text":""}]}]})",
          "Unable to submit request because it has an empty text parameter."},
@@ -238,7 +250,7 @@ TEST_CASE("mock server: a turn with nothing in it is refused in each provider's 
         {"/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":""}]})",
          nullptr},
     });
-    CHECK(refusals.size() == 5);
+    CHECK(refusals.size() == 8);
 }
 
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {

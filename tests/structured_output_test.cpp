@@ -502,6 +502,41 @@ TEST_CASE("a turn with nothing in it is refused where the provider refuses it") 
     }
 }
 
+TEST_CASE("Anthropic: text of whitespace alone, and a prefill ending in whitespace, are refused") {
+    // "text content blocks must contain non-whitespace text"; "final assistant
+    // content cannot end with trailing whitespace". The text is never trimmed.
+    auto with = [](std::vector<ChatMessage> messages) {
+        ChatRequest r = basic(Provider::anthropic);
+        r.messages = std::move(messages);
+        return r;
+    };
+    auto refused = [](const ChatRequest& r, const std::string& says) {
+        auto call = build_chat_call(r);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK(call.error().message == says + " (refused before sending)");
+    };
+    refused(with({ChatMessage::user(" \n")}),
+            "message 0: anthropic takes no text of whitespace alone");
+    refused(with({ChatMessage::user("q", {ContentPart::text_part("\t")})}),
+            "message 0: anthropic takes no text of whitespace alone");
+    refused(with({ChatMessage::user("q"), ChatMessage::assistant("The answer is ")}),
+            "message 1: anthropic takes no final assistant turn (a prefill) whose text ends in "
+            "whitespace");
+    // Whitespace inside the text, or ending a turn that is not the last, is text like any other.
+    CHECK(build_chat_call(with({ChatMessage::user("  q  "), ChatMessage::assistant("a \n"),
+                                ChatMessage::user("r"), ChatMessage::assistant("The answer is")})));
+    // An empty text part is no block at all.
+    auto body = body_of(with({ChatMessage::user("q", {ContentPart::text_part("")})}));
+    CHECK(at(*body, "/messages/0/content") == R"([{"type":"text","text":"q"}])");
+    // The other formats take whitespace as text.
+    for (Provider p : {Provider::openai, Provider::openai_responses, Provider::gemini}) {
+        ChatRequest r = basic(p);
+        r.messages = {ChatMessage::user(" ")};
+        CHECK(build_chat_call(r));
+    }
+}
+
 TEST_CASE("an empty stop sequence is refused, in every format") {
     for (Provider p : kAll) {
         if (p == Provider::openai_responses) continue;  // it has no stop sequences

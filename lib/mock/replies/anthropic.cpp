@@ -82,6 +82,32 @@ void anthropic_events(const Reply& r, std::vector<std::string>& before,
     after.push_back(sse(R"({"type":"message_stop"})", "message_stop"));
 }
 
+/// What Anthropic says of a message's text: an empty text block, one of
+/// whitespace alone, and a final assistant turn (a prefill) whose last text
+/// ends in whitespace; nullopt when it takes it.
+std::optional<std::string> text_refusal(const rapidjson::Value* content, bool final_assistant) {
+    if (!content) return std::nullopt;
+    const std::string_view space = " \t\n\r";
+    auto blank = [&](std::string_view t) {
+        return !t.empty() && t.find_first_not_of(space) == std::string_view::npos;
+    };
+    std::string_view last;  // the last text block's text
+    if (content->IsString()) last = {content->GetString(), content->GetStringLength()};
+    if (blank(last)) return "messages: text content blocks must contain non-whitespace text";
+    for (rapidjson::SizeType j = 0; content->IsArray() && j < content->Size(); ++j) {
+        const rapidjson::Value& block = (*content)[j];
+        last = {};
+        if (string_at(find(block, "type")) != "text") continue;
+        const std::string text = string_at(find(block, "text"));
+        if (text.empty()) return "messages: text content blocks must be non-empty";
+        if (blank(text)) return "messages: text content blocks must contain non-whitespace text";
+        if (j + 1 == content->Size()) last = find(block, "text")->GetString();
+    }
+    if (final_assistant && !last.empty() && space.find(last.back()) != std::string_view::npos)
+        return "messages: final assistant content cannot end with trailing whitespace";
+    return std::nullopt;
+}
+
 class AnthropicReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -143,6 +169,7 @@ class AnthropicReply final : public ReplyFormat {
                     return invalid("messages." + std::to_string(i) +
                                    ": all messages must have non-empty content except for the "
                                    "optional final assistant message");
+                if (auto why = text_refusal(content, final_assistant)) return invalid(*why);
             }
         if (!asks_reasoning(doc)) return std::nullopt;
         // Thinking takes no other temperature than 1, a top_p from 0.95, and

@@ -69,6 +69,8 @@ void anthropic_blocks(Writer& w, const ChatMessage& m) {
         w.EndObject();
     }
     for (const ContentPart& part : m.parts) {
+        // An empty text block is a 400 ("text content blocks must be non-empty").
+        if (part.kind == ContentPart::Kind::text && part.text.empty()) continue;
         w.StartObject();
         if (part.kind == ContentPart::Kind::text) {
             key_string(w, "type", "text");
@@ -347,6 +349,43 @@ std::optional<Error> version_check(const ChatRequest& request, const WireFormat&
     return std::nullopt;
 }
 
+/// Text that is whitespace alone (and not empty: an empty text is no block).
+bool blank(std::string_view text) {
+    return !text.empty() && text.find_first_not_of(" \t\n\r") == std::string_view::npos;
+}
+
+/// Anthropic answers a text block of whitespace alone ("text content blocks
+/// must contain non-whitespace text") and a final assistant turn, a prefill,
+/// whose text ends in whitespace ("final assistant content cannot end with
+/// trailing whitespace") with a 400: each is refused before a byte, naming
+/// the message. The text is the caller's: it is never trimmed behind its back.
+std::optional<Error> whitespace_check(const ChatRequest& r, const WireFormat& format) {
+    auto refused = [&](std::size_t at, const char* what) {
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     "message " + std::to_string(at) + ": " + std::string(format.name()) +
+                         " takes no " + what + " (refused before sending)");
+    };
+    for (std::size_t i = 0; i < r.messages.size(); ++i) {
+        const ChatMessage& m = r.messages[i];
+        if (m.role == "system" || m.role == "tool") continue;
+        bool whitespace_alone = blank(m.content);
+        for (const ContentPart& part : m.parts)
+            whitespace_alone =
+                whitespace_alone || (part.kind == ContentPart::Kind::text && blank(part.text));
+        if (whitespace_alone) return refused(i, "text of whitespace alone");
+    }
+    if (r.messages.empty() || r.messages.back().role != "assistant") return std::nullopt;
+    const ChatMessage& last = r.messages.back();
+    if (!last.tool_calls.empty()) return std::nullopt;  // its last block is a tool call
+    std::string_view text = last.content;               // the turn's last text block
+    for (const ContentPart& part : last.parts)
+        if (part.kind == ContentPart::Kind::text && !part.text.empty()) text = part.text;
+    if (!text.empty() && std::string_view(" \t\n\r").find(text.back()) != std::string_view::npos)
+        return refused(r.messages.size() - 1,
+                       "final assistant turn (a prefill) whose text ends in whitespace");
+    return std::nullopt;
+}
+
 /// With thinking on, Claude takes a temperature of 1 only, a top_p from
 /// 0.95 to 1, and no tool choice that forces a call: the API answers each
 /// with a 400, so each is refused before a byte (the mock refuses them too).
@@ -397,6 +436,7 @@ class Anthropic final : public WireFormat {
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
+        if (auto bad = whitespace_check(request, *this)) return bad;
         if (!request.response_format) return std::nullopt;
         // Anthropic's structured outputs take a schema; plain JSON mode has no field.
         if (request.response_format->kind == ResponseFormat::Kind::json_object)
