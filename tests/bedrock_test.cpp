@@ -263,6 +263,20 @@ TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does n
     refused(empty_stop, "stop sequence 0 is empty");
     // "The content field in the Message object at messages.N is empty": any
     // turn, the last assistant one too.
+    // Converse's ToolUseId is [a-zA-Z0-9_.:-]{1,64}: another provider's id
+    // that breaks it goes as "call_" and its hash, on the call and the result.
+    ChatRequest foreign = bedrock();
+    foreign.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+    foreign.messages.push_back(
+        ChatMessage::assistant("", {ToolCall{"call 1/x", "get_time", "{}", ""}}));
+    foreign.messages.push_back(ChatMessage::tool_result("call 1/x", "noon"));
+    auto ids = body_of(foreign);
+    const std::string use = at(*ids, "/messages/1/content/0/toolUse/toolUseId");
+    CHECK(use == at(*ids, "/messages/2/content/0/toolResult/toolUseId"));
+    CHECK(use.size() == 2 + 21);
+    CHECK(use.starts_with("\"call_"));
+    foreign.messages[1].tool_calls[0].id = foreign.messages[2].tool_call_id = "tools.get:0";
+    CHECK(at(*body_of(foreign), "/messages/1/content/0/toolUse/toolUseId") == R"("tools.get:0")");
     ChatRequest empty_turn = bedrock();
     empty_turn.messages.push_back(ChatMessage::assistant(""));
     refused(empty_turn, "message 1 is empty: bedrock takes no turn without text");

@@ -253,6 +253,50 @@ TEST_CASE("mock server: a turn with nothing in it is refused in each provider's 
     CHECK(refusals.size() == 8);
 }
 
+TEST_CASE("mock server: a tool call's id past the provider's rule is its 400") {
+    // OpenAI chat: 40 bytes; Responses: 64; Anthropic: ^[a-zA-Z0-9_-]+$;
+    // Bedrock: [a-zA-Z0-9_.:-]{1,64}.
+    const std::string id41(41, 'a'), id65(65, 'a');
+    auto openai_turn = [](const std::string& id) {
+        return R"({"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":")" +
+               id +
+               R"(","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":")" +
+               id + R"(","content":"r"}]})";
+    };
+    auto anthropic_turn = [](const std::string& id) {
+        return R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":")" +
+               id +
+               R"(","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
+               id + R"(","content":"r"}]}]})";
+    };
+    auto bedrock_turn = [](const std::string& id) {
+        return R"({"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":")" +
+               id +
+               R"(","name":"f","input":{}}}]},{"role":"user","content":[{"toolResult":{"toolUseId":")" +
+               id + R"(","content":[{"text":"r"}]}}]}]})";
+    };
+    const auto refusals = check_refusals({
+        {"/v1/chat/completions", openai_turn(id41),
+         "Invalid 'messages[1].tool_calls[0].id': string too long. Expected a string with maximum "
+         "length 40, but got a string with length 41 instead."},
+        {"/v1/chat/completions", openai_turn(std::string(40, 'a')), nullptr},
+        {"/v1/responses",
+         R"({"model":"m","input":[{"type":"function_call_output","call_id":")" + id65 +
+             R"(","output":"r"}]})",
+         "Invalid 'input[0].call_id': string too long. Expected a string with maximum length 64"},
+        {"/v1/messages", anthropic_turn("tools.f:0"),
+         "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"},
+        {"/v1/messages", anthropic_turn("toolu_01-A"), nullptr},
+        {"/model/m/converse", bedrock_turn("call 1"),
+         "Value 'call 1' at 'messages.2.member.content.1.member.toolUse.toolUseId' failed to "
+         "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.:-]+"},
+        {"/model/m/converse", bedrock_turn(id65),
+         "Member must have length less than or equal to 64"},
+        {"/model/m/converse", bedrock_turn("tools.f:0"), nullptr},
+    });
+    CHECK(refusals.size() == 5);
+}
+
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;

@@ -18,6 +18,7 @@
 #include "llm/router/redis_limits.hpp"
 #include "nous/http/log.hpp"
 #include "nous/llm/detail/router_access.hpp"
+#include "nous/llm/run_chat.hpp"
 #include "nous/mock/mock_server.hpp"
 #include "redis_server.hpp"
 #include "sleeping_wait.hpp"
@@ -905,4 +906,38 @@ TEST_CASE("a paused Redis is not said to answer again until it answers a command
     while (log.count("answers again") == 0 && std::chrono::steady_clock::now() < back)
         REQUIRE(router->chat(hello(false)));
     CHECK(log.count("answers again") == 1);
+}
+
+TEST_CASE(
+    "a conversation begun on Gemini goes on on OpenAI and Anthropic: its call ids made to fit") {
+    // Gemini's calls carry our ids, "call_N_" and the tool's name: with a
+    // 40-byte name that is past OpenAI chat's 40 bytes, which the mock
+    // refuses as OpenAI does. A failover must not end the conversation.
+    MockServer server;
+    server.start();
+    const std::string name = "get_the_weather_for_a_city_by_name_today";
+    ChatRequest r;
+    r.provider = Provider::gemini;
+    r.base_url = server.base_url() + "/v1beta";
+    r.model = "mock-1";
+    r.stream = false;
+    r.messages = {ChatMessage::user("weather in Paris?")};
+    r.tools = {{name, "the weather", R"({"type":"object","properties":{}})"}};
+    auto first = run_chat(r);
+    REQUIRE(first);
+    REQUIRE(first->tool_calls.size() == 1);
+    const std::string id = first->tool_calls[0].id;
+    CHECK(id.size() > 40);
+    r.messages.push_back(first->message());
+    r.messages.push_back(ChatMessage::tool_result(id, R"({"celsius":21})"));
+    for (Provider next : {Provider::openai, Provider::openai_responses, Provider::anthropic}) {
+        INFO(to_string(next));
+        ChatRequest on = r;
+        on.provider = next;
+        on.base_url = server.base_url() + "/v1";
+        auto answer = run_chat(on);
+        REQUIRE(answer);
+        CHECK_FALSE(answer->text.empty());
+        CHECK(on.messages[1].tool_calls[0].id == id);  // the caller's conversation as it was
+    }
 }

@@ -20,6 +20,7 @@
 #include "nous/http/json.hpp"
 #include "nous/llm/chat.hpp"
 #include "nous/llm/embed.hpp"
+#include "nous/llm/json_shapes.hpp"
 #include "nous/mock/mock_server.hpp"
 
 using namespace nous::llm;
@@ -535,6 +536,51 @@ TEST_CASE("Anthropic: text of whitespace alone, and a prefill ending in whitespa
         r.messages = {ChatMessage::user(" ")};
         CHECK(build_chat_call(r));
     }
+}
+
+TEST_CASE(
+    "a tool call's id another provider made is sent as this one takes it, call and result alike") {
+    // Gemini's calls carry our ids ("call_N_name", a name may hold . and :),
+    // and a router fails over across providers: OpenAI chat takes ids of 40
+    // bytes at most, the Responses API 64, Anthropic ^[a-zA-Z0-9_-]+$.
+    const std::string long_dotted = "call_0_tools.search_the_web_for_recent_news_today";  // 49
+    struct Case {
+        Provider provider;
+        const char* call_id;
+        const char* result_id;
+        bool kept;  ///< the id fits the format as it is
+    };
+    const Case cases[] = {
+        {Provider::openai, "/messages/1/tool_calls/0/id", "/messages/2/tool_call_id", false},
+        {Provider::openai_responses, "/input/1/call_id", "/input/2/call_id", true},
+        {Provider::anthropic, "/messages/1/content/0/id", "/messages/2/content/0/tool_use_id",
+         false},
+    };
+    for (const Case& c : cases) {
+        INFO(to_string(c.provider));
+        ChatRequest r = with_call(c.provider, ToolCall{long_dotted, "get_time", "{}", ""});
+        r.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        auto doc = body_of(r);
+        const std::string call = at(*doc, c.call_id), result = at(*doc, c.result_id);
+        CHECK(call == result);
+        if (c.kept) {
+            CHECK(call == "\"" + long_dotted + "\"");
+            continue;
+        }
+        // "call_" and 16 hex digits, the same for the same id on every request.
+        REQUIRE(call.size() == 2 + 21);
+        CHECK(call.starts_with("\"call_"));
+        CHECK(call.find_first_not_of("0123456789abcdef", 6) == call.size() - 1);
+        CHECK(at(*body_of(r), c.call_id) == call);
+        // An id that fits is sent as it is.
+        ChatRequest plain = with_call(c.provider, ToolCall{"call_abc-123", "get_time", "{}", ""});
+        plain.tools = r.tools;
+        CHECK(at(*body_of(plain), c.call_id) == R"("call_abc-123")");
+    }
+    // The file shape (--messages, --json) keeps the caller's id.
+    ChatMessage assistant =
+        ChatMessage::assistant("", {ToolCall{long_dotted, "get_time", "{}", ""}});
+    CHECK(message_to_json(assistant).find(long_dotted) != std::string::npos);
 }
 
 TEST_CASE("an empty stop sequence is refused, in every format") {

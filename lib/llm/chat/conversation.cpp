@@ -2,6 +2,7 @@
 // effort names, and the message a turn's result becomes.
 
 #include "formats/openai_chat/openai_message.hpp"
+#include "formats/request_json.hpp"
 #include "json/provider_json.hpp"
 #include "nous/llm/chat.hpp"
 
@@ -238,13 +239,17 @@ void write_openai_message(Writer& w, const ChatMessage& m, bool extensions) {
     } else {
         w.String(m.content.data(), static_cast<rapidjson::SizeType>(m.content.size()));
     }
-    if (m.role == "tool") put(w, "tool_call_id", m.tool_call_id);
+    // The file shape keeps the ids as they are; the wire takes OpenAI's (formats/request_json.hpp).
+    auto id_of = [&](const std::string& id) {
+        return extensions ? id : detail::wire_tool_id(id, detail::kOpenAIChatIds);
+    };
+    if (m.role == "tool") put(w, "tool_call_id", id_of(m.tool_call_id));
     if (!m.tool_calls.empty()) {
         w.Key("tool_calls");
         w.StartArray();
         for (const ToolCall& call : m.tool_calls) {
             w.StartObject();
-            put(w, "id", call.id);
+            put(w, "id", id_of(call.id));
             put(w, "type", "function");
             w.Key("function");
             w.StartObject();

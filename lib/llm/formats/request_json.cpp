@@ -181,6 +181,21 @@ std::optional<Error> image_detail_check(const ChatRequest& request, const WireFo
     return std::nullopt;
 }
 
+std::string wire_tool_id(std::string_view id, const ToolIdRule& rule) {
+    bool fits = id.size() <= rule.max_length && (rule.any_byte || !id.empty());
+    for (std::size_t i = 0; fits && !rule.any_byte && i < id.size(); ++i) {
+        const char c = id[i];
+        fits = ascii_alnum(c) || c == '_' || c == '-' || (rule.dot_colon && (c == '.' || c == ':'));
+    }
+    if (fits) return std::string(id);
+    std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+    for (unsigned char c : id) hash = (hash ^ c) * 0x100000001b3ULL;
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "call_";
+    for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 0xf];
+    return out;
+}
+
 bool has_content(const ChatMessage& m) {
     if (m.role == "tool" || !m.content.empty() || !m.tool_calls.empty() || !m.reasoning.empty())
         return true;

@@ -120,6 +120,28 @@ void for_each_turn(const ChatRequest& r, std::string_view model_role, Turn&& tur
     if (!turn.empty()) turn_out(turn_role, turn);
 }
 
+/// What a format takes as a tool call's id (on the call and on its result):
+/// at most `max_length` bytes, and unless `any_byte` only A-Z a-z 0-9 _ -
+/// (and . : with `dot_colon`), at least one.
+struct ToolIdRule {
+    std::size_t max_length;
+    bool any_byte;
+    bool dot_colon;
+};
+/// OpenAI chat: 40 bytes ("string too long. Expected a string with maximum
+/// length 40"); Responses: 64; Anthropic: ^[a-zA-Z0-9_-]+$; Bedrock: the
+/// service model's ToolUseId, [a-zA-Z0-9_.:-]{1,64}.
+inline constexpr ToolIdRule kOpenAIChatIds{40, true, false};
+inline constexpr ToolIdRule kResponsesIds{64, true, false};
+inline constexpr ToolIdRule kAnthropicIds{static_cast<std::size_t>(-1), false, false};
+inline constexpr ToolIdRule kBedrockIds{64, false, true};
+/// `id` as a format takes it: itself when it fits `rule`, else "call_" and
+/// the 16 hex digits of its 64-bit FNV-1a hash, the same on the call and on
+/// its result. A conversation begun on one provider goes on on another (a
+/// router fails over across them; Gemini's calls carry our ids, "call_N_name"),
+/// and an id is only the pairing of a call with its result.
+std::string wire_tool_id(std::string_view id, const ToolIdRule& rule);
+
 /// Whether a message gives its turn anything to send: text, a part, a tool
 /// call, reasoning; a tool result always does.
 bool has_content(const ChatMessage& m);

@@ -1,6 +1,8 @@
 // The mock's replies as Anthropic Messages: content blocks (thinking, text,
 // tool_use), a ping, message_delta with the usage, message_stop.
 
+#include <algorithm>
+
 #include "replies/reply_format.hpp"
 #include "replies/request_fields.hpp"
 
@@ -108,6 +110,27 @@ std::optional<std::string> text_refusal(const rapidjson::Value* content, bool fi
     return std::nullopt;
 }
 
+/// A tool_use's id, or a tool_result's tool_use_id, outside ^[a-zA-Z0-9_-]+$
+/// in message `at`'s content, in Anthropic's words; nullopt when none is.
+std::optional<std::string> tool_id_refusal(const rapidjson::Value* content,
+                                           rapidjson::SizeType at) {
+    for (rapidjson::SizeType j = 0; content && content->IsArray() && j < content->Size(); ++j) {
+        const std::string type = string_at(find((*content)[j], "type"));
+        const char* key = type == "tool_use"      ? "id"
+                          : type == "tool_result" ? "tool_use_id"
+                                                  : nullptr;
+        if (!key) continue;
+        const std::string id = string_at(find((*content)[j], key));
+        const bool fits = !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+            return ascii_alnum(c) || c == '_' || c == '-';
+        });
+        if (!fits)
+            return "messages." + std::to_string(at) + ".content." + std::to_string(j) + "." + type +
+                   "." + key + ": String should match pattern '^[a-zA-Z0-9_-]+$'";
+    }
+    return std::nullopt;
+}
+
 class AnthropicReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -170,6 +193,7 @@ class AnthropicReply final : public ReplyFormat {
                                    ": all messages must have non-empty content except for the "
                                    "optional final assistant message");
                 if (auto why = text_refusal(content, final_assistant)) return invalid(*why);
+                if (auto why = tool_id_refusal(content, i)) return invalid(*why);
             }
         if (!asks_reasoning(doc)) return std::nullopt;
         // Thinking takes no other temperature than 1, a top_p from 0.95, and

@@ -3,6 +3,8 @@
 // (messageStart, reasoning and text content blocks, a toolUse block,
 // messageStop, metadata with the usage), each message one binary frame.
 
+#include <algorithm>
+
 #include "finite_numbers.hpp"
 #include "nous/http/decoder.hpp"
 #include "replies/reply_format.hpp"
@@ -32,6 +34,30 @@ std::string usage(const Reply& r) {
            R"(,"cacheWriteInputTokens":)" + std::to_string(r.cache_write) + R"(,"outputTokens":)" +
            std::to_string(output_tokens(r)) + R"(,"totalTokens":)" +
            std::to_string(r.prompt_tokens + output_tokens(r)) + "}";
+}
+
+/// A toolUse's or toolResult's toolUseId outside the service model's
+/// ToolUseId ([a-zA-Z0-9_.:-], 1 to 64) in message `at`'s content, in its
+/// validation message (lists counted from 1); nullopt when none is.
+std::optional<std::string> tool_use_id_refusal(const rapidjson::Value* content,
+                                               rapidjson::SizeType at) {
+    for (rapidjson::SizeType j = 0; content && content->IsArray() && j < content->Size(); ++j)
+        for (const char* block : {"toolUse", "toolResult"}) {
+            const rapidjson::Value* b = find((*content)[j], block);
+            if (!b) continue;
+            const std::string id = string_at(find(*b, "toolUseId"));
+            const bool pattern = std::all_of(id.begin(), id.end(), [](char c) {
+                return ascii_alnum(c) || c == '_' || c == '.' || c == ':' || c == '-';
+            });
+            if (pattern && !id.empty() && id.size() <= 64) continue;
+            return "1 validation error detected: Value '" + id + "' at 'messages." +
+                   std::to_string(at + 1) + ".member.content." + std::to_string(j + 1) +
+                   ".member." + block + ".toolUseId' failed to satisfy constraint: " +
+                   (pattern && !id.empty()
+                        ? "Member must have length less than or equal to 64"
+                        : "Member must satisfy regular expression pattern: [a-zA-Z0-9_.:-]+");
+        }
+    return std::nullopt;
 }
 
 class BedrockReply final : public ReplyFormat {
@@ -172,13 +198,15 @@ class BedrockReply final : public ReplyFormat {
                     "or equal to 1");
         const rapidjson::Value* messages = find(doc, "messages");
         for (rapidjson::SizeType i = 0; messages && messages->IsArray() && i < messages->Size();
-             ++i)
-            if (const rapidjson::Value* content = find((*messages)[i], "content");
-                content && content->IsArray() && content->Empty())
+             ++i) {
+            const rapidjson::Value* content = find((*messages)[i], "content");
+            if (content && content->IsArray() && content->Empty())
                 return bedrock_error("The content field in the Message object at messages." +
                                      std::to_string(i) +
                                      " is empty. Add a ContentBlock object to the content field "
                                      "and try again.");
+            if (auto why = tool_use_id_refusal(content, i)) return bedrock_error(*why);
+        }
         return std::nullopt;
     }
     bool has_refusal() const override { return false; }

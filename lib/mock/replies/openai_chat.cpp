@@ -90,6 +90,17 @@ class OpenAIReply final : public ReplyFormat {
                 "when 'tools' are specified.",
                 "invalid_request_error", "invalid_value", "parallel_tool_calls");
         if (auto below = openai_below_min(doc, "max_tokens", 1)) return below;
+        // A tool call's id: 40 bytes at most.
+        const rapidjson::Value* messages = find(doc, "messages");
+        for (rapidjson::SizeType i = 0; messages && messages->IsArray() && i < messages->Size();
+             ++i) {
+            const rapidjson::Value* calls = find((*messages)[i], "tool_calls");
+            for (rapidjson::SizeType j = 0; calls && calls->IsArray() && j < calls->Size(); ++j)
+                if (const std::string id = string_at(find((*calls)[j], "id")); id.size() > 40)
+                    return openai_too_long("messages[" + std::to_string(i) + "].tool_calls[" +
+                                               std::to_string(j) + "].id",
+                                           40, id.size());
+        }
         return openai_below_min(doc, "max_completion_tokens", 1);
     }
     bool includes_usage(const rapidjson::Value& doc) const override {

@@ -178,6 +178,11 @@ class ResponsesReply final : public ReplyFormat {
                 "got " +
                     number_text(*t) + " instead.",
                 "invalid_request_error", "decimal_above_max_value", "temperature");
+        // A call's id, on the call and on its output: 64 bytes at most.
+        const rapidjson::Value* input = find(doc, "input");
+        for (rapidjson::SizeType i = 0; input && input->IsArray() && i < input->Size(); ++i)
+            if (const std::string id = string_at(find((*input)[i], "call_id")); id.size() > 64)
+                return openai_too_long("input[" + std::to_string(i) + "].call_id", 64, id.size());
         return openai_below_min(doc, "max_output_tokens", 16);
     }
     const rapidjson::Value* requested_schema(const rapidjson::Value& doc,

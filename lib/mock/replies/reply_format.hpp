@@ -67,6 +67,14 @@ inline std::string number_text(const rapidjson::Value& n) {
     return out.str();
 }
 
+/// The OpenAI formats' refusal of a string past its longest, at `path`.
+inline std::string openai_too_long(const std::string& path, std::size_t most, std::size_t length) {
+    return openai_error("Invalid '" + path + "': string too long. Expected a string with maximum " +
+                            "length " + std::to_string(most) + ", but got a string with length " +
+                            std::to_string(length) + " instead.",
+                        "invalid_request_error", "string_above_max_length", path);
+}
+
 /// One provider's replies.
 class ReplyFormat {
   public:

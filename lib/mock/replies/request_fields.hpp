@@ -20,6 +20,11 @@ inline std::string string_at(const rapidjson::Value* v) {
     return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
 }
 
+/// A-Z a-z 0-9 by byte value, whatever the locale.
+inline bool ascii_alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 /// A string, or an array of strings (empty ones left out).
 inline std::vector<std::string> strings_at(const rapidjson::Value* v) {
     std::vector<std::string> out;

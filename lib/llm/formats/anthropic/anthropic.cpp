@@ -39,7 +39,7 @@ void anthropic_blocks(Writer& w, const ChatMessage& m) {
     if (m.role == "tool") {
         w.StartObject();
         key_string(w, "type", "tool_result");
-        key_string(w, "tool_use_id", m.tool_call_id);
+        key_string(w, "tool_use_id", wire_tool_id(m.tool_call_id, kAnthropicIds));
         key_string(w, "content", m.content);
         if (m.is_error) {
             w.Key("is_error");
@@ -94,7 +94,7 @@ void anthropic_blocks(Writer& w, const ChatMessage& m) {
     for (const ToolCall& call : m.tool_calls) {
         w.StartObject();
         key_string(w, "type", "tool_use");
-        key_string(w, "id", call.id);
+        key_string(w, "id", wire_tool_id(call.id, kAnthropicIds));
         key_string(w, "name", call.name);
         w.Key("input");
         arguments_object(w, call.arguments);

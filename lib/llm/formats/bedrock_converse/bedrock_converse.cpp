@@ -43,7 +43,7 @@ void converse_blocks(Writer& w, const ChatMessage& m) {
         w.StartObject();
         w.Key("toolResult");
         w.StartObject();
-        key_string(w, "toolUseId", m.tool_call_id);
+        key_string(w, "toolUseId", wire_tool_id(m.tool_call_id, kBedrockIds));
         w.Key("content");
         w.StartArray();
         text_block(w, m.content.empty() ? std::string_view(" ") : std::string_view(m.content));
@@ -95,7 +95,7 @@ void converse_blocks(Writer& w, const ChatMessage& m) {
         w.StartObject();
         w.Key("toolUse");
         w.StartObject();
-        key_string(w, "toolUseId", call.id);
+        key_string(w, "toolUseId", wire_tool_id(call.id, kBedrockIds));
         key_string(w, "name", call.name);
         w.Key("input");
         arguments_object(w, call.arguments);

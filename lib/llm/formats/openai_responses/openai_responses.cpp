@@ -42,7 +42,7 @@ void responses_input(Writer& w, const ChatMessage& m) {
     if (m.role == "tool") {
         w.StartObject();
         key_string(w, "type", "function_call_output");
-        key_string(w, "call_id", m.tool_call_id);
+        key_string(w, "call_id", wire_tool_id(m.tool_call_id, kResponsesIds));
         key_string(w, "output", m.content);
         w.EndObject();
         return;
@@ -74,7 +74,7 @@ void responses_input(Writer& w, const ChatMessage& m) {
         for (const ToolCall& call : m.tool_calls) {
             w.StartObject();
             key_string(w, "type", "function_call");
-            key_string(w, "call_id", call.id);
+            key_string(w, "call_id", wire_tool_id(call.id, kResponsesIds));
             key_string(w, "name", call.name);
             key_string(w, "arguments", call.arguments.empty() ? "{}" : call.arguments);
             w.EndObject();
