@@ -583,6 +583,42 @@ TEST_CASE(
     CHECK(message_to_json(assistant).find(long_dotted) != std::string::npos);
 }
 
+TEST_CASE("an image's data: URL that is not one, or data that is not base64, is refused") {
+    auto with_image = [](Provider p, ContentPart image) {
+        ChatRequest r = basic(p);
+        r.messages = {ChatMessage::user("what is it?", {std::move(image)})};
+        return r;
+    };
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        for (const char* url :
+             {"data:", "data:image/png,iVBORw0KGgo=", "DATA:image/png;base64,x"}) {
+            auto call = build_chat_call(with_image(p, ContentPart::image(url)));
+            REQUIRE_FALSE(call);
+            CHECK(call.error().message ==
+                  "message 0: an image's data: URL must be data:MEDIA_TYPE;base64,DATA");
+        }
+        for (const char* data : {"!!!!", "iVBORw0KGgo=A", "iVBO=w0K", "a"}) {
+            INFO(data);
+            auto call = build_chat_call(with_image(p, ContentPart::image_data("image/png", data)));
+            REQUIRE_FALSE(call);
+            CHECK(call.error().message == "message 0: an image's data is not base64");
+        }
+        for (const char* data : {"iVBORw0KGgo=", "iVBORw0KGg==", "iVBORw0KGgo", "+/9z"})
+            CHECK(build_chat_call(with_image(p, ContentPart::image_data("image/png", data))));
+    }
+    // Anthropic's image source takes jpeg, png, gif and webp; Gemini takes
+    // other media in inlineData.
+    auto text_file = with_image(Provider::anthropic, ContentPart::image_data("text/plain", "aGk="));
+    auto refused = build_chat_call(text_file);
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error().message, Catch::Contains("an image of type 'text/plain'"));
+    CHECK(build_chat_call(
+        with_image(Provider::anthropic, ContentPart::image_data("image/webp", "aGk="))));
+    CHECK(build_chat_call(
+        with_image(Provider::gemini, ContentPart::image_data("text/plain", "aGk="))));
+}
+
 TEST_CASE("an empty stop sequence is refused, in every format") {
     for (Provider p : kAll) {
         if (p == Provider::openai_responses) continue;  // it has no stop sequences

@@ -131,6 +131,18 @@ std::optional<Error> temperature_check(const ChatRequest& r, const detail::WireF
     return invalid(message.str());
 }
 
+/// Standard base64 (RFC 4648 section 4): its alphabet, '=' only as the last
+/// one or two characters, and a length a whole number of bytes makes.
+bool is_base64(std::string_view data) {
+    std::size_t end = data.size();
+    while (end > 0 && data.size() - end < 2 && data[end - 1] == '=') --end;
+    for (std::size_t i = 0; i < end; ++i) {
+        const char c = data[i];
+        if (!detail::ascii_alnum(c) && c != '+' && c != '/') return false;
+    }
+    return data.size() % 4 != 1 && (end == data.size() || data.size() % 4 == 0);
+}
+
 /// Roles the builders know, and what each needs.
 std::optional<Error> check_messages(const ChatRequest& r) {
     for (std::size_t i = 0; i < r.messages.size(); ++i) {
@@ -141,10 +153,17 @@ std::optional<Error> check_messages(const ChatRequest& r) {
                            "'");
         if (m.role == "tool" && m.tool_call_id.empty())
             return invalid(at + "a tool result needs the tool_call_id it answers");
-        for (const ContentPart& part : m.parts)
-            if (part.kind == ContentPart::Kind::image && part.image_url.empty() &&
-                (part.data.empty() || part.media_type.empty()))
+        for (const ContentPart& part : m.parts) {
+            if (part.kind != ContentPart::Kind::image) continue;
+            if (part.image_url.empty() && (part.data.empty() || part.media_type.empty()))
                 return invalid(at + "an image needs a URL, or data with its media type");
+            // ContentPart::image() splits a well-formed one: what is left is
+            // not one, and every provider answers it with a 400.
+            if (detail::ascii_lowered(std::string_view(part.image_url).substr(0, 5)) == "data:")
+                return invalid(at + "an image's data: URL must be data:MEDIA_TYPE;base64,DATA");
+            if (!part.data.empty() && !is_base64(part.data))
+                return invalid(at + "an image's data is not base64");
+        }
         for (const ToolCall& call : m.tool_calls)
             if (call.name.empty()) return invalid(at + "a tool call needs a name");
     }

@@ -131,6 +131,25 @@ std::optional<std::string> tool_id_refusal(const rapidjson::Value* content,
     return std::nullopt;
 }
 
+/// A base64 image whose media type is none of the four Anthropic takes, in
+/// message `at`'s content, in its words; nullopt when none is.
+std::optional<std::string> image_type_refusal(const rapidjson::Value* content,
+                                              rapidjson::SizeType at) {
+    for (rapidjson::SizeType j = 0; content && content->IsArray() && j < content->Size(); ++j) {
+        if (string_at(find((*content)[j], "type")) != "image") continue;
+        const rapidjson::Value* source = find((*content)[j], "source");
+        if (!source || string_at(find(*source, "type")) != "base64") continue;
+        const std::string type = string_at(find(*source, "media_type"));
+        if (type == "image/jpeg" || type == "image/png" || type == "image/gif" ||
+            type == "image/webp")
+            continue;
+        return "messages." + std::to_string(at) + ".content." + std::to_string(j) +
+               ".image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', "
+               "'image/gif' or 'image/webp'";
+    }
+    return std::nullopt;
+}
+
 class AnthropicReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -194,6 +213,7 @@ class AnthropicReply final : public ReplyFormat {
                                    "optional final assistant message");
                 if (auto why = text_refusal(content, final_assistant)) return invalid(*why);
                 if (auto why = tool_id_refusal(content, i)) return invalid(*why);
+                if (auto why = image_type_refusal(content, i)) return invalid(*why);
             }
         if (!asks_reasoning(doc)) return std::nullopt;
         // Thinking takes no other temperature than 1, a top_p from 0.95, and

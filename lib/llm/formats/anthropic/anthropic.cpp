@@ -13,6 +13,7 @@
 #include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
+#include "json/ascii.hpp"
 #include "json/event_json.hpp"
 #include "json/provider_json.hpp"
 
@@ -437,6 +438,16 @@ class Anthropic final : public WireFormat {
         if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
         if (auto bad = whitespace_check(request, *this)) return bad;
+        // Its image source takes these four media types (the SDK's Base64ImageSource).
+        for (const ChatMessage& m : request.messages)
+            for (const ContentPart& part : m.parts)
+                if (part.kind == ContentPart::Kind::image && part.image_url.empty() &&
+                    part.media_type != "image/jpeg" && part.media_type != "image/png" &&
+                    part.media_type != "image/gif" && part.media_type != "image/webp")
+                    return unsupported("an image of type " +
+                                           quoted_if_printable(part.media_type, "(unprintable)") +
+                                           " (png, jpeg, gif and webp are taken)",
+                                       *this);
         if (!request.response_format) return std::nullopt;
         // Anthropic's structured outputs take a schema; plain JSON mode has no field.
         if (request.response_format->kind == ResponseFormat::Kind::json_object)
