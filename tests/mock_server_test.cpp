@@ -254,7 +254,8 @@ TEST_CASE("mock server: a turn with nothing in it is refused in each provider's 
 }
 
 TEST_CASE(
-    "mock server: a tool call's id, or an image's type, past the provider's rule is its 400") {
+    "mock server: a tool's name, schema or call id, or an image's type, past the provider's rule "
+    "is its 400") {
     // OpenAI chat: 40 bytes; Responses: 64; Anthropic: ^[a-zA-Z0-9_-]+$;
     // Bedrock: [a-zA-Z0-9_.:-]{1,64}.
     const std::string id41(41, 'a'), id65(65, 'a');
@@ -289,6 +290,12 @@ TEST_CASE(
          "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"},
         {"/v1/messages", anthropic_turn("toolu_01-A"), nullptr},
         {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"}],"tools":[{"name":"f","input_schema":{"type":"object"}},{"name":"f","input_schema":{"type":"object"}}]})",
+         "tools: Tool names must be unique."},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"}],"tools":[{"name":"f","input_schema":{}}]})",
+         "tools.0.custom.input_schema.type: Input should be 'object'"},
+        {"/v1/messages",
          R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":[{"type":"text","text":"q"},{"type":"image","source":{"type":"base64","media_type":"text/plain","data":"aGk="}}]}]})",
          "messages.0.content.1.image.source.base64.media_type: Input should be 'image/jpeg', "
          "'image/png', 'image/gif' or 'image/webp'"},
@@ -299,7 +306,7 @@ TEST_CASE(
          "Member must have length less than or equal to 64"},
         {"/model/m/converse", bedrock_turn("tools.f:0"), nullptr},
     });
-    CHECK(refusals.size() == 6);
+    CHECK(refusals.size() == 8);
 }
 
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {

@@ -619,6 +619,35 @@ TEST_CASE("an image's data: URL that is not one, or data that is not base64, is 
         with_image(Provider::gemini, ContentPart::image_data("text/plain", "aGk="))));
 }
 
+TEST_CASE("a tool offered twice, or whose arguments are not an object, is refused") {
+    const ToolSpec weather{"get_weather", "the weather", R"({"type":"object","properties":{}})"};
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        ChatRequest twice = basic(p);
+        twice.tools = {weather, {"get_time", "the time", R"({"type":"object"})"}, weather};
+        auto call = build_chat_call(twice);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().message ==
+              "tool 'get_weather' is offered twice: tool names must be unique");
+        ChatRequest scalar = basic(p);
+        scalar.tools = {{"f", "d", R"({"type":"string"})"}};
+        call = build_chat_call(scalar);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().message == "tool 'f': parameters_schema must be of type object");
+        // A schema without a type: Anthropic's InputSchema requires one.
+        ChatRequest untyped = basic(p);
+        untyped.tools = {{"f", "d", "{}"}};
+        call = build_chat_call(untyped);
+        if (p == Provider::anthropic) {
+            REQUIRE_FALSE(call);
+            CHECK(call.error().message ==
+                  R"(tool 'f': anthropic needs parameters_schema to say "type": "object")");
+        } else {
+            CHECK(call);
+        }
+    }
+}
+
 TEST_CASE("an empty stop sequence is refused, in every format") {
     for (Provider p : kAll) {
         if (p == Provider::openai_responses) continue;  // it has no stop sequences

@@ -25,15 +25,27 @@ Error invalid(std::string message) {
 Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
     detail::RequestJson parsed;
     detail::ToolSchemas& schemas = parsed.tools;
-    for (const auto& tool : request.tools) {
+    for (std::size_t i = 0; i < request.tools.size(); ++i) {
+        const ToolSpec& tool = request.tools[i];
         if (tool.name.empty())
             return Error(nous::http::ErrorCode::invalid_argument, "a tool needs a name");
+        const std::string named =
+            "tool " + detail::quoted_if_printable(tool.name, "(its name unprintable)");
+        // The model calls a tool by its name (and run_tools dispatches by
+        // it): Anthropic answers "Tool names must be unique", Gemini
+        // "Duplicate function declaration".
+        for (std::size_t j = 0; j < i; ++j)
+            if (request.tools[j].name == tool.name)
+                return invalid(named + " is offered twice: tool names must be unique");
         auto doc = nous::http::parse_json(tool.parameters_schema);
         if (!doc || !doc.value()->IsObject())
-            return Error(nous::http::ErrorCode::invalid_argument,
-                         "tool " +
-                             detail::quoted_if_printable(tool.name, "(its name unprintable)") +
-                             ": parameters_schema is not a JSON object");
+            return invalid(named + ": parameters_schema is not a JSON object");
+        // A tool's arguments are an object in every format ("schema must be a
+        // JSON Schema of 'type: \"object\"'", OpenAI says).
+        if (auto type = doc.value()->FindMember("type");
+            type != doc.value()->MemberEnd() &&
+            !(type->value.IsString() && std::string_view(type->value.GetString()) == "object"))
+            return invalid(named + ": parameters_schema must be of type object");
         schemas.push_back(doc.value());
     }
     if (const auto& format = request.response_format;

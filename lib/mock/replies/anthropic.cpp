@@ -198,6 +198,18 @@ class AnthropicReply final : public ReplyFormat {
             return invalid("max_tokens: Input should be greater than or equal to 1");
         if (number_above(&doc, "temperature", 1.0))
             return invalid("temperature: Input should be less than or equal to 1");
+        // Tools: each name once, each input_schema of type object.
+        const rapidjson::Value* tools = find(doc, "tools");
+        for (rapidjson::SizeType i = 0; tools && tools->IsArray() && i < tools->Size(); ++i) {
+            const std::string name = string_at(find((*tools)[i], "name"));
+            for (rapidjson::SizeType j = 0; j < i; ++j)
+                if (string_at(find((*tools)[j], "name")) == name)
+                    return invalid("tools: Tool names must be unique.");
+            const rapidjson::Value* schema = find((*tools)[i], "input_schema");
+            if (schema && string_at(find(*schema, "type")) != "object")
+                return invalid("tools." + std::to_string(i) +
+                               ".custom.input_schema.type: Input should be 'object'");
+        }
         if (const rapidjson::Value* messages = find(doc, "messages");
             messages && messages->IsArray())
             for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
