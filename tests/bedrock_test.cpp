@@ -277,6 +277,11 @@ TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does n
     CHECK(use.starts_with("\"call_"));
     foreign.messages[1].tool_calls[0].id = foreign.messages[2].tool_call_id = "tools.get:0";
     CHECK(at(*body_of(foreign), "/messages/1/content/0/toolUse/toolUseId") == R"("tools.get:0")");
+    // Claude on Bedrock takes a tool schema whose type is said: {} goes as {"type":"object"}.
+    ChatRequest untyped = bedrock();
+    untyped.tools.push_back({"get_time", "the time", "{}"});
+    CHECK(at(*body_of(untyped), "/toolConfig/tools/0/toolSpec/inputSchema/json") ==
+          R"({"type":"object"})");
     ChatRequest empty_turn = bedrock();
     empty_turn.messages.push_back(ChatMessage::assistant(""));
     refused(empty_turn, "message 1 is empty: bedrock takes no turn without text");

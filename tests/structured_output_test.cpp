@@ -634,17 +634,20 @@ TEST_CASE("a tool offered twice, or whose arguments are not an object, is refuse
         call = build_chat_call(scalar);
         REQUIRE_FALSE(call);
         CHECK(call.error().message == "tool 'f': parameters_schema must be of type object");
-        // A schema without a type: Anthropic's InputSchema requires one.
+        // A schema without a type (OpenAI's "no parameters"): Anthropic's
+        // InputSchema requires the type, said for it; the others take it as it is.
         ChatRequest untyped = basic(p);
-        untyped.tools = {{"f", "d", "{}"}};
-        call = build_chat_call(untyped);
-        if (p == Provider::anthropic) {
-            REQUIRE_FALSE(call);
-            CHECK(call.error().message ==
-                  R"(tool 'f': anthropic needs parameters_schema to say "type": "object")");
-        } else {
-            CHECK(call);
-        }
+        untyped.tools = {{"f", "d", R"({"properties":{}})"}};
+        auto doc = body_of(untyped);
+        if (p == Provider::anthropic)
+            CHECK(at(*doc, "/tools/0/input_schema") == R"({"type":"object","properties":{}})");
+        else if (p == Provider::gemini)
+            CHECK(at(*doc, "/tools/0/functionDeclarations/0/parametersJsonSchema") ==
+                  R"({"properties":{}})");
+        else
+            CHECK(at(*doc, p == Provider::openai
+                               ? "/tools/0/function/parameters"
+                               : "/tools/0/parameters") == R"({"properties":{}})");
     }
 }
 

@@ -65,16 +65,30 @@ std::optional<Error> model_in_path_check(const std::string& model, std::string_v
 
 /// {"name", "description"?, <schema_key>: schema}: a tool in any of the formats.
 void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
-                 const char* schema_key, const char* type, bool has_strict) {
+                 const char* schema_key, const char* type, bool has_strict, bool type_said) {
     w.StartObject();
     if (type) key_string(w, "type", type);
     key_string(w, "name", tool.name);
     if (!tool.description.empty()) key_string(w, "description", tool.description);
     w.Key(schema_key);
-    raw_json(w, schema);
+    if (type_said)
+        typed_tool_schema(w, schema);
+    else
+        raw_json(w, schema);
     if (has_strict) {
         w.Key("strict");
         w.Bool(tool.strict);
+    }
+    w.EndObject();
+}
+
+void typed_tool_schema(Writer& w, const rapidjson::Value& schema) {
+    if (schema.HasMember("type")) return raw_json(w, schema);
+    w.StartObject();
+    key_string(w, "type", "object");
+    for (const auto& member : schema.GetObject()) {
+        w.Key(member.name.GetString(), member.name.GetStringLength());
+        raw_json(w, member.value);
     }
     w.EndObject();
 }

@@ -37,7 +37,13 @@ std::optional<Error> model_in_path_check(const std::string& model, std::string_v
 /// tool in any of the formats; `has_strict`: the format has the field, and
 /// it is written, true or false.
 void tool_object(Writer& w, const ToolSpec& tool, const rapidjson::Value& schema,
-                 const char* schema_key, const char* type = nullptr, bool has_strict = false);
+                 const char* schema_key, const char* type = nullptr, bool has_strict = false,
+                 bool type_said = false);
+/// A tool's schema with its type said: `"type":"object"` first when it has
+/// none. A tool's arguments are an object in every format (a schema with
+/// another type is refused), and Anthropic's InputSchema requires the type,
+/// so `{}` (OpenAI's "no parameters") means the same said this way.
+void typed_tool_schema(Writer& w, const rapidjson::Value& schema);
 /// What a provider takes as a tool's name, from its own definition:
 /// - openai: 1 to 64 of A-Z a-z 0-9 _ - (the OpenAI SDK's FunctionDefinition,
 ///   both APIs);

@@ -197,7 +197,7 @@ void anthropic_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) 
         w.Key("tools");
         w.StartArray();
         for (std::size_t i = 0; i < r.tools.size(); ++i)
-            tool_object(w, r.tools[i], *parsed.tools[i], "input_schema", nullptr, true);
+            tool_object(w, r.tools[i], *parsed.tools[i], "input_schema", nullptr, true, true);
         w.EndArray();
     }
     w.EndObject();
@@ -438,14 +438,6 @@ class Anthropic final : public WireFormat {
         if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
         if (auto bad = whitespace_check(request, *this)) return bad;
-        // The SDK's Tool.InputSchema requires `type: 'object'` (a schema
-        // without a type is a 400: "input_schema.type: Field required").
-        for (std::size_t i = 0; i < request.tools.size(); ++i)
-            if (!parsed.tools[i]->HasMember("type"))
-                return Error(
-                    nous::http::ErrorCode::invalid_argument,
-                    "tool " + quoted_if_printable(request.tools[i].name, "(its name unprintable)") +
-                        ": anthropic needs parameters_schema to say \"type\": \"object\"");
         // Its image source takes these four media types (the SDK's Base64ImageSource).
         for (const ChatMessage& m : request.messages)
             for (const ContentPart& part : m.parts)

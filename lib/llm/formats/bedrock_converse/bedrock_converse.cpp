@@ -171,7 +171,7 @@ void converse_body(Writer& w, const ChatRequest& r, const RequestJson& parsed) {
             w.Key("inputSchema");
             w.StartObject();
             w.Key("json");
-            raw_json(w, *parsed.tools[i]);
+            typed_tool_schema(w, *parsed.tools[i]);
             w.EndObject();
             if (tool.strict) {
                 w.Key("strict");
