@@ -282,6 +282,12 @@ TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does n
     untyped.tools.push_back({"get_time", "the time", "{}"});
     CHECK(at(*body_of(untyped), "/toolConfig/tools/0/toolSpec/inputSchema/json") ==
           R"({"type":"object"})");
+    // "Expected toolResult blocks": a call needs its result in the turn after it.
+    ChatRequest unanswered = bedrock();
+    unanswered.tools.push_back({"get_time", "the time", R"({"type":"object"})"});
+    unanswered.messages.push_back(
+        ChatMessage::assistant("", {ToolCall{"c1", "get_time", "{}", ""}}));
+    refused(unanswered, "message 1: tool call 'c1' has no result in the turn after it");
     ChatRequest empty_turn = bedrock();
     empty_turn.messages.push_back(ChatMessage::assistant(""));
     refused(empty_turn, "message 1 is empty: bedrock takes no turn without text");

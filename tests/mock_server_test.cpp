@@ -309,6 +309,44 @@ TEST_CASE(
     CHECK(refusals.size() == 8);
 }
 
+TEST_CASE("mock server: a tool call without its result, or a result without its call, is a 400") {
+    // Each body: the user's "q", then `rest`.
+    auto openai = [](const std::string& rest) {
+        return R"({"model":"m","messages":[{"role":"user","content":"q"})" + rest + "]}";
+    };
+    auto anthropic = [](const std::string& rest) {
+        return R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"q"})" + rest +
+               "]}";
+    };
+    const std::string call =
+        R"(,{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]})";
+    const std::string use =
+        R"(,{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"f","input":{}}]})";
+    const std::string next_user = R"(,{"role":"user","content":"r"})";
+    auto result = [](const char* id) {
+        return std::string(R"(,{"role":"user","content":[{"type":"tool_result","tool_use_id":")") +
+               id + R"(","content":"x"}]})";
+    };
+    auto tool = [](const char* id) {
+        return std::string(R"(,{"role":"tool","tool_call_id":")") + id + R"(","content":"x"})";
+    };
+    const auto refusals = check_refusals({
+        {"/v1/chat/completions", openai(call + next_user),
+         "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+         "each 'tool_call_id'. The following tool_call_ids did not have response messages: c1"},
+        {"/v1/chat/completions", openai(tool("c9")),
+         "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."},
+        {"/v1/chat/completions", openai(call + tool("c1")), nullptr},
+        {"/v1/messages", anthropic(use + next_user),
+         "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
+         "c1."},
+        {"/v1/messages", anthropic(result("c9")),
+         "messages.1: unexpected `tool_use_id` found in `tool_result` blocks: c9."},
+        {"/v1/messages", anthropic(use + result("c1")), nullptr},
+    });
+    CHECK(refusals.size() == 4);
+}
+
 TEST_CASE("mock server: a streaming completion is SSE, chunked, ending with DONE") {
     MockServerOptions o;
     o.stream_tokens = 5;

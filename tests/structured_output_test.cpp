@@ -651,6 +651,52 @@ TEST_CASE("a tool offered twice, or whose arguments are not an object, is refuse
     }
 }
 
+TEST_CASE("a tool call without its result, or a result without its call, is refused") {
+    // Each provider answers either gap with a 400; OpenAI chat also wants the
+    // results right after the call, Anthropic's tool_result blocks first in
+    // their message. The Responses API may hold the call on the server.
+    const ToolSpec weather{"get_weather", "the weather", R"({"type":"object","properties":{}})"};
+    auto call = [](const char* id) {
+        return ChatMessage::assistant("", {ToolCall{id, "get_weather", "{}", ""}});
+    };
+    auto with = [&](Provider p, std::vector<ChatMessage> messages) {
+        ChatRequest r = basic(p);
+        r.tools = {weather};
+        r.messages = std::move(messages);
+        return r;
+    };
+    auto says = [](const ChatRequest& r) {
+        auto built = build_chat_call(r);
+        return built ? std::string("taken") : built.error().message;
+    };
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        const bool responses = p == Provider::openai_responses;
+        CHECK(says(with(p, {ChatMessage::user("q"), call("c1"), ChatMessage::user("next")})) ==
+              "message 1: tool call 'c1' has no result in the turn after it");
+        CHECK(says(with(p, {ChatMessage::user("q"), call("c1")})) ==
+              "message 1: tool call 'c1' has no result in the turn after it");
+        CHECK(says(with(p, {ChatMessage::user("q"), ChatMessage::tool_result("c9", "sunny")})) ==
+              (responses ? "taken"
+                         : "message 1: the tool result for 'c9' answers no call of the "
+                           "turn before it"));
+        CHECK(says(with(p, {ChatMessage::user("q"), call("c1"), ChatMessage::tool_result("c2", "x"),
+                            ChatMessage::tool_result("c1", "sunny")})) ==
+              (responses ? "taken"
+                         : "message 2: the tool result for 'c2' answers no call of the "
+                           "turn before it"));
+        const bool results_first = p == Provider::openai || p == Provider::anthropic;
+        CHECK(says(with(p, {ChatMessage::user("q"), call("c1"), ChatMessage::user("note"),
+                            ChatMessage::tool_result("c1", "sunny")})) ==
+              (results_first ? "message 3: the tool result for 'c1' comes after other messages of "
+                               "its turn: the results must come first after the calls"
+                             : "taken"));
+        CHECK(says(with(
+                  p, {ChatMessage::user("q"), call("c1"), ChatMessage::tool_result("c1", "sunny"),
+                      ChatMessage::user("and now?")})) == "taken");
+    }
+}
+
 TEST_CASE("an empty stop sequence is refused, in every format") {
     for (Provider p : kAll) {
         if (p == Provider::openai_responses) continue;  // it has no stop sequences

@@ -210,6 +210,60 @@ std::string wire_tool_id(std::string_view id, const ToolIdRule& rule) {
     return out;
 }
 
+std::optional<Error> tool_pairing_check(const ChatRequest& r, bool results_may_answer_stored_calls,
+                                        bool results_first) {
+    std::vector<std::vector<const ChatMessage*>> turns;
+    std::vector<bool> model_turn;
+    for_each_turn(r, "assistant",
+                  [&](std::string_view role, const std::vector<const ChatMessage*>& turn) {
+                      turns.push_back(turn);
+                      model_turn.push_back(role == "assistant");
+                  });
+    auto index = [&](const ChatMessage* m) {
+        return std::to_string(static_cast<std::size_t>(m - r.messages.data()));
+    };
+    auto id = [](const std::string& text) { return quoted_if_printable(text, "(unprintable)"); };
+    auto answers = [](const std::vector<const ChatMessage*>& turn, const std::string& call) {
+        return std::any_of(turn.begin(), turn.end(), [&](const ChatMessage* m) {
+            return m->role == "tool" && m->tool_call_id == call;
+        });
+    };
+    auto calls = [](const std::vector<const ChatMessage*>& turn, const std::string& result) {
+        return std::any_of(turn.begin(), turn.end(), [&](const ChatMessage* m) {
+            return std::any_of(m->tool_calls.begin(), m->tool_calls.end(),
+                               [&](const ToolCall& c) { return c.id == result; });
+        });
+    };
+    static const std::vector<const ChatMessage*> kNone;
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+        const auto& next = t + 1 < turns.size() && !model_turn[t + 1] ? turns[t + 1] : kNone;
+        const auto& before = t > 0 && model_turn[t - 1] ? turns[t - 1] : kNone;
+        bool other_before = false;  // a message of this turn before a result
+        for (const ChatMessage* m : turns[t]) {
+            if (results_first && m->role == "tool" && other_before &&
+                calls(before, m->tool_call_id))
+                return Error(nous::http::ErrorCode::invalid_argument,
+                             "message " + index(m) + ": the tool result for " +
+                                 id(m->tool_call_id) +
+                                 " comes after other messages of its turn: the results must "
+                                 "come first after the calls");
+            other_before = other_before || m->role != "tool";
+            if (model_turn[t])
+                for (const ToolCall& call : m->tool_calls)
+                    if (!answers(next, call.id))
+                        return Error(nous::http::ErrorCode::invalid_argument,
+                                     "message " + index(m) + ": tool call " + id(call.id) +
+                                         " has no result in the turn after it");
+            if (m->role == "tool" && !results_may_answer_stored_calls &&
+                !calls(before, m->tool_call_id))
+                return Error(nous::http::ErrorCode::invalid_argument,
+                             "message " + index(m) + ": the tool result for " +
+                                 id(m->tool_call_id) + " answers no call of the turn before it");
+        }
+    }
+    return std::nullopt;
+}
+
 bool has_content(const ChatMessage& m) {
     if (m.role == "tool" || !m.content.empty() || !m.tool_calls.empty() || !m.reasoning.empty())
         return true;
@@ -377,6 +431,9 @@ std::optional<Error> openai_request_check(const ChatRequest& request, const Requ
     if (auto bad = tools_check(request, parsed, format, ToolNameRule::openai, openai_strict_break))
         return bad;
     if (auto bad = image_detail_check(request, format, true)) return bad;
+    const bool responses = format.provider() == Provider::openai_responses ||
+                           format.provider() == Provider::azure_responses;
+    if (auto bad = tool_pairing_check(request, responses, !responses)) return bad;
     if (!request.response_format || !parsed.response_schema || !request.response_format->strict)
         return std::nullopt;
     if (auto bad = openai_strict_break(*parsed.response_schema))

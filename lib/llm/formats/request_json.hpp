@@ -148,6 +148,21 @@ inline constexpr ToolIdRule kBedrockIds{64, false, true};
 /// and an id is only the pairing of a call with its result.
 std::string wire_tool_id(std::string_view id, const ToolIdRule& rule);
 
+/// Every tool call answered by a result in the turn right after it, and
+/// every result answering a call of the turn right before it: each provider
+/// answers a gap with a 400 (OpenAI "An assistant message with 'tool_calls'
+/// must be followed by tool messages responding to each 'tool_call_id'",
+/// Anthropic "tool_use ids were found without tool_result blocks immediately
+/// after", Gemini "the number of function response parts is equal to the
+/// number of function call parts", Bedrock's "Expected toolResult blocks").
+/// `results_may_answer_stored_calls`: the Responses API, whose calls may be
+/// held on the server (`previous_response_id` through extra_body).
+/// `results_first`: the results come before anything else of their turn
+/// (OpenAI chat's tool messages right after the call; Anthropic's
+/// tool_result blocks first in their message).
+std::optional<Error> tool_pairing_check(const ChatRequest& r, bool results_may_answer_stored_calls,
+                                        bool results_first);
+
 /// Whether a message gives its turn anything to send: text, a part, a tool
 /// call, reasoning; a tool result always does.
 bool has_content(const ChatMessage& m);

@@ -150,6 +150,47 @@ std::optional<std::string> image_type_refusal(const rapidjson::Value* content,
     return std::nullopt;
 }
 
+/// The ids of message `i`'s blocks of `type`, read at `key`.
+std::vector<std::string> block_ids(const rapidjson::Value& messages, rapidjson::SizeType i,
+                                   const char* type, const char* key) {
+    std::vector<std::string> ids;
+    const rapidjson::Value* content = i < messages.Size() ? find(messages[i], "content") : nullptr;
+    for (rapidjson::SizeType j = 0; content && content->IsArray() && j < content->Size(); ++j)
+        if (string_at(find((*content)[j], "type")) == type)
+            ids.push_back(string_at(find((*content)[j], key)));
+    return ids;
+}
+
+/// Anthropic's 400 for message `i`'s tool_use blocks without tool_result
+/// blocks in the next message, or its tool_result blocks answering no
+/// tool_use of the message before.
+std::optional<std::string> tool_pairing_refusal(const rapidjson::Value& messages,
+                                                rapidjson::SizeType i) {
+    const std::vector<std::string> uses = block_ids(messages, i, "tool_use", "id");
+    const std::vector<std::string> answers =
+        block_ids(messages, i + 1, "tool_result", "tool_use_id");
+    std::string missing;
+    for (const std::string& id : uses)
+        if (std::find(answers.begin(), answers.end(), id) == answers.end())
+            missing += (missing.empty() ? "" : ", ") + id;
+    if (!missing.empty())
+        return "messages." + std::to_string(i) +
+               ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
+               missing +
+               ". Each `tool_use` block must have a corresponding `tool_result` block in the next "
+               "message.";
+    const std::vector<std::string> results = block_ids(messages, i, "tool_result", "tool_use_id");
+    const std::vector<std::string> calls =
+        i > 0 ? block_ids(messages, i - 1, "tool_use", "id") : std::vector<std::string>();
+    for (const std::string& id : results)
+        if (std::find(calls.begin(), calls.end(), id) == calls.end())
+            return "messages." + std::to_string(i) +
+                   ": unexpected `tool_use_id` found in `tool_result` blocks: " + id +
+                   ". Each `tool_result` block must have a corresponding `tool_use` block in the "
+                   "previous message.";
+    return std::nullopt;
+}
+
 class AnthropicReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -226,6 +267,7 @@ class AnthropicReply final : public ReplyFormat {
                 if (auto why = text_refusal(content, final_assistant)) return invalid(*why);
                 if (auto why = tool_id_refusal(content, i)) return invalid(*why);
                 if (auto why = image_type_refusal(content, i)) return invalid(*why);
+                if (auto why = tool_pairing_refusal(*messages, i)) return invalid(*why);
             }
         if (!asks_reasoning(doc)) return std::nullopt;
         // Thinking takes no other temperature than 1, a top_p from 0.95, and

@@ -45,6 +45,41 @@ void openai_events(const Reply& r, std::vector<std::string>& before,
     after.push_back("data: [DONE]\n\n");
 }
 
+/// OpenAI's 400 for a tool call whose tool message does not follow it, or a
+/// tool message that follows no call; nullopt when every call is answered.
+std::optional<std::string> tool_pairing_refusal(const rapidjson::Value& doc) {
+    const rapidjson::Value* messages = find(doc, "messages");
+    if (!messages || !messages->IsArray()) return std::nullopt;
+    const rapidjson::SizeType n = messages->Size();
+    auto role = [&](rapidjson::SizeType i) { return string_at(find((*messages)[i], "role")); };
+    for (rapidjson::SizeType i = 0; i < n; ++i) {
+        if (role(i) == "tool" &&
+            (i == 0 || (role(i - 1) != "tool" && !find((*messages)[i - 1], "tool_calls"))))
+            return openai_error(
+                "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                "message with 'tool_calls'.",
+                "invalid_request_error", "", "messages.[" + std::to_string(i) + "].role");
+        const rapidjson::Value* calls = find((*messages)[i], "tool_calls");
+        if (role(i) != "assistant" || !calls || !calls->IsArray()) continue;
+        std::string missing;
+        for (const auto& call : calls->GetArray()) {
+            const std::string id = string_at(find(call, "id"));
+            bool answered = false;
+            for (rapidjson::SizeType j = i + 1; j < n && role(j) == "tool"; ++j)
+                answered = answered || string_at(find((*messages)[j], "tool_call_id")) == id;
+            if (!answered) missing += (missing.empty() ? "" : ", ") + id;
+        }
+        if (!missing.empty())
+            return openai_error(
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                "response messages: " +
+                    missing,
+                "invalid_request_error", "", "messages.[" + std::to_string(i) + "].role");
+    }
+    return std::nullopt;
+}
+
 class OpenAIReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -90,6 +125,7 @@ class OpenAIReply final : public ReplyFormat {
                 "when 'tools' are specified.",
                 "invalid_request_error", "invalid_value", "parallel_tool_calls");
         if (auto below = openai_below_min(doc, "max_tokens", 1)) return below;
+        if (auto gap = tool_pairing_refusal(doc)) return gap;
         // A tool call's id: 40 bytes at most.
         const rapidjson::Value* messages = find(doc, "messages");
         for (rapidjson::SizeType i = 0; messages && messages->IsArray() && i < messages->Size();

@@ -438,6 +438,7 @@ class Anthropic final : public WireFormat {
         if (auto bad = image_detail_check(request, *this, false)) return bad;
         if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
         if (auto bad = whitespace_check(request, *this)) return bad;
+        if (auto bad = tool_pairing_check(request, false, true)) return bad;
         // Its image source takes these four media types (the SDK's Base64ImageSource).
         for (const ChatMessage& m : request.messages)
             for (const ContentPart& part : m.parts)
