@@ -154,7 +154,7 @@ std::string wire_tool_id(std::string_view id, const ToolIdRule& rule);
 /// must be followed by tool messages responding to each 'tool_call_id'",
 /// Anthropic "tool_use ids were found without tool_result blocks immediately
 /// after", Gemini "the number of function response parts is equal to the
-/// number of function call parts", Bedrock's "Expected toolResult blocks").
+/// number of function call parts", Bedrock a ValidationException).
 /// `results_may_answer_stored_calls`: the Responses API, whose calls may be
 /// held on the server (`previous_response_id` through extra_body).
 /// `results_first`: the results come before anything else of their turn
