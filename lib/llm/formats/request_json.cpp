@@ -93,6 +93,13 @@ void typed_tool_schema(Writer& w, const rapidjson::Value& schema) {
     w.EndObject();
 }
 
+bool word_fits(std::string_view word, std::size_t max_size, std::string_view also) {
+    const auto taken = [also](char c) {
+        return ascii_alnum(c) || c == '_' || c == '-' || also.find(c) != std::string_view::npos;
+    };
+    return !word.empty() && word.size() <= max_size && std::all_of(word.begin(), word.end(), taken);
+}
+
 namespace {
 
 /// A provider's rule for a tool's name: 1 to `max_size` bytes of A-Z a-z
@@ -105,11 +112,7 @@ struct ToolNameCheck {
     bool calls_too;         ///< the conversation's tool calls are held to it too
 
     bool keeps(std::string_view name) const {
-        const auto taken = [this](char c) {
-            return ascii_alnum(c) || c == '_' || c == '-' || also.find(c) != std::string_view::npos;
-        };
-        return !name.empty() && name.size() <= max_size &&
-               std::all_of(name.begin(), name.end(), taken) &&
+        return word_fits(name, max_size, also) &&
                (!letter_first || ascii_letter(name.front()) || name.front() == '_');
     }
 };
@@ -196,11 +199,8 @@ std::optional<Error> image_detail_check(const ChatRequest& request, const WireFo
 }
 
 std::string wire_tool_id(std::string_view id, const ToolIdRule& rule) {
-    bool fits = id.size() <= rule.max_length && (rule.any_byte || !id.empty());
-    for (std::size_t i = 0; fits && !rule.any_byte && i < id.size(); ++i) {
-        const char c = id[i];
-        fits = ascii_alnum(c) || c == '_' || c == '-' || (rule.dot_colon && (c == '.' || c == ':'));
-    }
+    const bool fits =
+        rule.any_byte ? id.size() <= rule.max_length : word_fits(id, rule.max_length, rule.also);
     if (fits) return std::string(id);
     std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
     for (unsigned char c : id) hash = (hash ^ c) * 0x100000001b3ULL;

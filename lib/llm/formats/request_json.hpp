@@ -126,21 +126,25 @@ void for_each_turn(const ChatRequest& r, std::string_view model_role, Turn&& tur
     if (!turn.empty()) turn_out(turn_role, turn);
 }
 
+/// Whether `word` is 1 to `max_size` bytes of A-Z a-z 0-9 _ - and `also`:
+/// the providers' rule for tool names and call ids, each its own size and `also`.
+bool word_fits(std::string_view word, std::size_t max_size, std::string_view also);
+
 /// What a format takes as a tool call's id (on the call and on its result):
-/// at most `max_length` bytes, and unless `any_byte` only A-Z a-z 0-9 _ -
-/// (and . : with `dot_colon`), at least one.
+/// at most `max_length` bytes, and unless `any_byte` a word_fits() word of
+/// A-Z a-z 0-9 _ - and `also`.
 struct ToolIdRule {
     std::size_t max_length;
     bool any_byte;
-    bool dot_colon;
+    std::string_view also;
 };
 /// OpenAI chat: 40 bytes ("string too long. Expected a string with maximum
 /// length 40"); Responses: 64; Anthropic: ^[a-zA-Z0-9_-]+$; Bedrock: the
 /// service model's ToolUseId, [a-zA-Z0-9_.:-]{1,64}.
-inline constexpr ToolIdRule kOpenAIChatIds{40, true, false};
-inline constexpr ToolIdRule kResponsesIds{64, true, false};
-inline constexpr ToolIdRule kAnthropicIds{static_cast<std::size_t>(-1), false, false};
-inline constexpr ToolIdRule kBedrockIds{64, false, true};
+inline constexpr ToolIdRule kOpenAIChatIds{40, true, ""};
+inline constexpr ToolIdRule kResponsesIds{64, true, ""};
+inline constexpr ToolIdRule kAnthropicIds{static_cast<std::size_t>(-1), false, ""};
+inline constexpr ToolIdRule kBedrockIds{64, false, ".:"};
 /// `id` as a format takes it: itself when it fits `rule`, else "call_" and
 /// the 16 hex digits of its 64-bit FNV-1a hash, the same on the call and on
 /// its result. A conversation begun on one provider goes on on another (a

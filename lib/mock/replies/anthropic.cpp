@@ -121,9 +121,7 @@ std::optional<std::string> tool_id_refusal(const rapidjson::Value* content,
                                                   : nullptr;
         if (!key) continue;
         const std::string id = string_at(find((*content)[j], key));
-        const bool fits = !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
-            return ascii_alnum(c) || c == '_' || c == '-';
-        });
+        const bool fits = !id.empty() && id_bytes(id, "");
         if (!fits)
             return "messages." + std::to_string(at) + ".content." + std::to_string(j) + "." + type +
                    "." + key + ": String should match pattern '^[a-zA-Z0-9_-]+$'";

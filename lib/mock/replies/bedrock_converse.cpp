@@ -3,8 +3,6 @@
 // (messageStart, reasoning and text content blocks, a toolUse block,
 // messageStop, metadata with the usage), each message one binary frame.
 
-#include <algorithm>
-
 #include "finite_numbers.hpp"
 #include "nous/http/decoder.hpp"
 #include "replies/reply_format.hpp"
@@ -46,9 +44,7 @@ std::optional<std::string> tool_use_id_refusal(const rapidjson::Value* content,
             const rapidjson::Value* b = find((*content)[j], block);
             if (!b) continue;
             const std::string id = string_at(find(*b, "toolUseId"));
-            const bool pattern = std::all_of(id.begin(), id.end(), [](char c) {
-                return ascii_alnum(c) || c == '_' || c == '.' || c == ':' || c == '-';
-            });
+            const bool pattern = id_bytes(id, ".:");
             if (pattern && !id.empty() && id.size() <= 64) continue;
             return "1 validation error detected: Value '" + id + "' at 'messages." +
                    std::to_string(at + 1) + ".member.content." + std::to_string(j + 1) +

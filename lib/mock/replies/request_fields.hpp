@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nous::http::mock {
@@ -23,6 +24,15 @@ inline std::string string_at(const rapidjson::Value* v) {
 /// A-Z a-z 0-9 by byte value, whatever the locale.
 inline bool ascii_alnum(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/// Whether every byte of `text` is A-Z a-z 0-9 _ - or one of `also` (a
+/// provider's pattern for a tool call's id; empty text passes).
+inline bool id_bytes(std::string_view text, std::string_view also) {
+    for (char c : text)
+        if (!ascii_alnum(c) && c != '_' && c != '-' && also.find(c) == std::string_view::npos)
+            return false;
+    return true;
 }
 
 /// A string, or an array of strings (empty ones left out).
