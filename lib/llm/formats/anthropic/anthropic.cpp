@@ -1,30 +1,21 @@
 // Anthropic Messages: its request, its stream events (content blocks,
 // thinking with its signature, tool_use), its whole response. The terminal
-// signal is `message_stop`; `ping` events are not content.
+// signal is `message_stop`; `ping` events are not content. What the API
+// refuses beyond the shared checks: formats/anthropic/request_checks.hpp.
 
-#include <algorithm>
-#include <cctype>
 #include <cstdint>
-#include <sstream>
 #include <string_view>
 
 #include "formats/anthropic/prompt_cache.hpp"
+#include "formats/anthropic/request_checks.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"
 #include "formats/wire_format.hpp"
-#include "json/ascii.hpp"
 #include "json/event_json.hpp"
 #include "json/provider_json.hpp"
 
 namespace nous::llm::detail {
-
-namespace {
-/// The anthropic-version sent when the request names none.
-constexpr const char* kDefaultVersion = "2023-06-01";
-/// The first version whose request type has no temperature or top_p.
-constexpr std::string_view kSamplingGone = "2026-10-21";
-}  // namespace
 
 namespace {
 
@@ -323,95 +314,6 @@ class AnthropicEvents final : public EventReader {
     CacheCounts cache_;  ///< this message's, from its message_start
 };
 
-/// The anthropic-version a request is sent with.
-std::string_view version_of(const ChatRequest& request) {
-    return request.anthropic_version.empty() ? std::string_view(kDefaultVersion)
-                                             : std::string_view(request.anthropic_version);
-}
-
-/// The version is a date, YYYY-MM-DD; from kSamplingGone on, the request
-/// type has no temperature or top_p (the current SDK's), and a request that
-/// sets them is refused, as any field a provider does not take.
-std::optional<Error> version_check(const ChatRequest& request, const WireFormat& format) {
-    const std::string_view v = version_of(request);
-    const bool date =
-        v.size() == 10 && v[4] == '-' && v[7] == '-' && std::all_of(v.begin(), v.end(), [](char c) {
-            return c == '-' || std::isdigit(static_cast<unsigned char>(c));
-        });
-    if (!date)
-        return Error(nous::http::ErrorCode::invalid_argument,
-                     "anthropic_version must be a date, YYYY-MM-DD (such as " +
-                         std::string(kDefaultVersion) + "), not '" + std::string(v) + "'");
-    if (v >= kSamplingGone) {
-        const std::string why = " (anthropic-version " + std::string(v) + ")";
-        if (request.temperature) return unsupported("temperature" + why, format);
-        if (request.top_p) return unsupported("top_p" + why, format);
-    }
-    return std::nullopt;
-}
-
-/// Text that is whitespace alone (and not empty: an empty text is no block).
-bool blank(std::string_view text) {
-    return !text.empty() && text.find_first_not_of(" \t\n\r") == std::string_view::npos;
-}
-
-/// Anthropic answers a text block of whitespace alone ("text content blocks
-/// must contain non-whitespace text") and a final assistant turn, a prefill,
-/// whose text ends in whitespace ("final assistant content cannot end with
-/// trailing whitespace") with a 400: each is refused before a byte, naming
-/// the message. The text is the caller's: it is never trimmed behind its back.
-std::optional<Error> whitespace_check(const ChatRequest& r, const WireFormat& format) {
-    auto refused = [&](std::size_t at, const char* what) {
-        return Error(nous::http::ErrorCode::invalid_argument,
-                     "message " + std::to_string(at) + ": " + std::string(format.name()) +
-                         " takes no " + what + " (refused before sending)");
-    };
-    for (std::size_t i = 0; i < r.messages.size(); ++i) {
-        const ChatMessage& m = r.messages[i];
-        if (m.role == "system" || m.role == "tool") continue;
-        bool whitespace_alone = blank(m.content);
-        for (const ContentPart& part : m.parts)
-            whitespace_alone =
-                whitespace_alone || (part.kind == ContentPart::Kind::text && blank(part.text));
-        if (whitespace_alone) return refused(i, "text of whitespace alone");
-    }
-    if (r.messages.empty() || r.messages.back().role != "assistant") return std::nullopt;
-    const ChatMessage& last = r.messages.back();
-    if (!last.tool_calls.empty()) return std::nullopt;  // its last block is a tool call
-    std::string_view text = last.content;               // the turn's last text block
-    for (const ContentPart& part : last.parts)
-        if (part.kind == ContentPart::Kind::text && !part.text.empty()) text = part.text;
-    if (!text.empty() && std::string_view(" \t\n\r").find(text.back()) != std::string_view::npos)
-        return refused(r.messages.size() - 1,
-                       "final assistant turn (a prefill) whose text ends in whitespace");
-    return std::nullopt;
-}
-
-/// With thinking on, Claude takes a temperature of 1 only, a top_p from
-/// 0.95 to 1, and no tool choice that forces a call: the API answers each
-/// with a 400, so each is refused before a byte (the mock refuses them too).
-std::optional<Error> thinking_check(const ChatRequest& r, const WireFormat& format) {
-    if (!r.reasoning_effort) return std::nullopt;
-    auto refused = [&](const std::string& what, const char* takes) {
-        return Error(nous::http::ErrorCode::invalid_argument,
-                     what + " is not taken by " + std::string(format.name()) +
-                         " with reasoning on: thinking takes " + takes +
-                         " (refused before sending)");
-    };
-    auto text = [](double v) {
-        std::ostringstream out;
-        out << v;
-        return out.str();
-    };
-    if (r.temperature && *r.temperature != 1.0)
-        return refused("temperature " + text(*r.temperature), "1 only");
-    if (r.top_p && *r.top_p < 0.95) return refused("top_p " + text(*r.top_p), "0.95 to 1");
-    if (r.tool_choice && (r.tool_choice->mode == ToolChoice::Mode::required ||
-                          r.tool_choice->mode == ToolChoice::Mode::named))
-        return refused("a tool_choice that forces a call", "auto or none");
-    return std::nullopt;
-}
-
 class Anthropic final : public WireFormat {
   public:
     Provider provider() const noexcept override { return Provider::anthropic; }
@@ -439,16 +341,7 @@ class Anthropic final : public WireFormat {
         if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
         if (auto bad = whitespace_check(request, *this)) return bad;
         if (auto bad = tool_pairing_check(request, false, true)) return bad;
-        // Its image source takes these four media types (the SDK's Base64ImageSource).
-        for (const ChatMessage& m : request.messages)
-            for (const ContentPart& part : m.parts)
-                if (part.kind == ContentPart::Kind::image && part.image_url.empty() &&
-                    part.media_type != "image/jpeg" && part.media_type != "image/png" &&
-                    part.media_type != "image/gif" && part.media_type != "image/webp")
-                    return unsupported("an image of type " +
-                                           quoted_if_printable(part.media_type, "(unprintable)") +
-                                           " (png, jpeg, gif and webp are taken)",
-                                       *this);
+        if (auto bad = image_type_check(request, *this)) return bad;
         if (!request.response_format) return std::nullopt;
         // Anthropic's structured outputs take a schema; plain JSON mode has no field.
         if (request.response_format->kind == ResponseFormat::Kind::json_object)
@@ -459,7 +352,7 @@ class Anthropic final : public WireFormat {
     }
     void add_headers(Headers& headers, const ChatRequest& request) const override {
         nous::http::add_api_key(headers, "x-api-key", request.api_key);
-        headers.emplace_back("anthropic-version", version_of(request));
+        headers.emplace_back("anthropic-version", anthropic_version_of(request));
     }
     void write_body(Writer& w, const ChatRequest& request,
                     const RequestJson& parsed) const override {
