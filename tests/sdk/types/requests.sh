@@ -25,6 +25,10 @@ for provider in openai openai-responses anthropic gemini; do
   run "${chat[@]}" "hello" --no-stream --system "Be brief." --max-tokens 50 --temperature 0.5 --top-p 0.9
   run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json"
   run "${chat[@]}" --messages "$in/conversation.json" --tools "$in/tools.json" --no-stream
+  # A schema without a type (OpenAI's "no parameters"), and a conversation
+  # whose call id another provider made (Gemini-style, past OpenAI's 40 bytes).
+  run "${chat[@]}" "the time?" --tools "$in/untyped_tools.json"
+  run "${chat[@]}" --messages "$in/conversation_foreign_ids.json" --tools "$in/tools.json"
   run "${chat[@]}" "look" --image https://example.com/cat.jpg --image "data:image/jpeg;base64,/9j/4AAQ"
   run "${chat[@]}" "think" --reasoning low
   run "${chat[@]}" "think hard" --reasoning high --no-stream
@@ -94,6 +98,8 @@ run "${bedrock[@]}" "hello" --no-stream --system "Be brief." --max-tokens 50 --t
 # (Converse takes images as bytes only: the conversation without its https image.)
 run "${bedrock[@]}" --messages "$in/conversation_bytes.json" --tools "$in/tools.json"
 run "${bedrock[@]}" "look" --image "data:image/jpeg;base64,/9j/4AAQ"
+run "${bedrock[@]}" "the time?" --tools "$in/untyped_tools.json"
+run "${bedrock[@]}" --messages "$in/conversation_foreign_ids.json" --tools "$in/tools.json"
 run "${bedrock[@]}" "think" --reasoning high --no-stream
 for choice in auto none required get_time; do
   run "${bedrock[@]}" "weather?" --tools "$in/tools.json" --tool-choice "$choice"
