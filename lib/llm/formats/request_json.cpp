@@ -212,6 +212,11 @@ std::string wire_tool_id(std::string_view id, const ToolIdRule& rule) {
 
 std::optional<Error> tool_pairing_check(const ChatRequest& r, bool results_may_answer_stored_calls,
                                         bool results_first) {
+    // Most requests hold no call and no result: nothing to pair, no turns built.
+    if (std::none_of(r.messages.begin(), r.messages.end(), [](const ChatMessage& m) {
+            return m.role == "tool" || !m.tool_calls.empty();
+        }))
+        return std::nullopt;
     std::vector<std::vector<const ChatMessage*>> turns;
     std::vector<bool> model_turn;
     for_each_turn(r, "assistant",
