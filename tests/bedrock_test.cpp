@@ -153,6 +153,7 @@ TEST_CASE("bedrock: redacted reasoning comes back whole and goes back as it came
     CHECK(deltas[0].reasoning_redacted == "UkVE");
     AwsEnv env;
     ChatRequest r = bedrock();
+    r.tools = {ToolSpec{"f", "", R"({"type":"object"})"}};  // Converse needs them beside the blocks
     ChatMessage call_turn("assistant", "");
     call_turn.tool_calls = {ToolCall{"tu_1", "f", "{}", ""}};
     call_turn.reasoning = whole->reasoning;
@@ -212,6 +213,16 @@ TEST_CASE("bedrock: the Converse body, turn by turn, and every tool_choice") {
     fresh.tools = r.tools;
     fresh.tool_choice = ToolChoice::from_name("none");
     CHECK(at(*body_of(fresh), "/toolConfig") == "<absent>");
+    // Nor can a conversation with tool blocks go without its tools (a
+    // summary's call replaying them): Converse refuses blocks without a
+    // toolConfig.
+    r.tool_choice.reset();
+    r.tools.clear();
+    auto no_tools = build_chat_call(r);
+    REQUIRE_FALSE(no_tools);
+    CHECK(no_tools.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(no_tools.error().message,
+               Catch::Contains("tool calls or results in the conversation without tools"));
 }
 
 TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does not take") {

@@ -143,6 +143,8 @@ TEST_CASE(
         {"/v1/chat/completions", R"({"model":"m","max_tokens":1,)" + user + "}", nullptr},
         {"/v1/chat/completions", R"({"model":"m","parallel_tool_calls":false,)" + user + "}",
          "'parallel_tool_calls' is only allowed when 'tools' are specified."},
+        {"/v1/chat/completions", R"({"model":"m","tool_choice":"none",)" + user + "}",
+         R"({"error":{"message":"Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.","type":"invalid_request_error","param":"tool_choice","code":"invalid_value"}})"},
         {"/v1/responses", R"({"model":"m","input":"hi","max_output_tokens":15})",
          "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but "
          "got 15 instead."},
@@ -272,7 +274,7 @@ TEST_CASE(
                id + R"(","content":"r"}]}]})";
     };
     auto bedrock_turn = [](const std::string& id) {
-        return R"({"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":")" +
+        return R"({"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]},"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":")" +
                id +
                R"(","name":"f","input":{}}}]},{"role":"user","content":[{"toolResult":{"toolUseId":")" +
                id + R"(","content":[{"text":"r"}]}}]}]})";
@@ -305,8 +307,13 @@ TEST_CASE(
         {"/model/m/converse", bedrock_turn(id65),
          "Member must have length less than or equal to 64"},
         {"/model/m/converse", bedrock_turn("tools.f:0"), nullptr},
+        // Converse takes tool blocks only beside the tools (a toolConfig).
+        {"/model/m/converse",
+         R"({"messages":[{"role":"user","content":[{"text":"q"}]},{"role":"assistant","content":[{"toolUse":{"toolUseId":"c1","name":"f","input":{}}}]},{"role":"user","content":[{"toolResult":{"toolUseId":"c1","content":[{"text":"r"}]}}]}]})",
+         "The toolConfig field must be defined when using toolUse and toolResult content "
+         "blocks."},
     });
-    CHECK(refusals.size() == 8);
+    CHECK(refusals.size() == 9);
 }
 
 TEST_CASE("mock server: a tool call without its result, or a result without its call, is a 400") {

@@ -712,12 +712,25 @@ TEST_CASE("an empty stop sequence is refused, in every format") {
     }
 }
 
-TEST_CASE("tool_choice naming no offered tool, or required without tools, is refused") {
+TEST_CASE("tool_choice naming no offered tool, or any tool_choice without tools, is refused") {
     ChatRequest r = basic(Provider::openai);
     r.tool_choice = ToolChoice::from_name("missing");
     CHECK_FALSE(build_chat_call(r));
-    r.tool_choice = ToolChoice::from_name("required");
-    CHECK_FALSE(build_chat_call(r));
+    // Without tools OpenAI refuses even auto and none, and Converse has no
+    // place to write them: refused in every format, nothing dropped.
+    for (Provider p : kAll) {
+        for (const char* mode : {"required", "auto", "none"}) {
+            INFO(to_string(p) << " " << mode);
+            ChatRequest bare = basic(p);
+            bare.tool_choice = ToolChoice::from_name(mode);
+            auto call = build_chat_call(bare);
+            REQUIRE_FALSE(call);
+            CHECK(call.error().code == ErrorCode::invalid_argument);
+            CHECK(call.error().message == std::string("tool_choice ") + mode + " needs tools");
+            bare.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+            CHECK(build_chat_call(bare));
+        }
+    }
 }
 
 TEST_CASE("parallel_tool_calls without tools is refused, as OpenAI refuses it") {

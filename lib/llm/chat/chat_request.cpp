@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "formats/prompt_cache.hpp"
+#include "formats/request_json.hpp"
 #include "formats/wire_format.hpp"
 #include "json/ascii.hpp"
 #include "json/utf8_check.hpp"
@@ -63,8 +64,13 @@ Result<detail::RequestJson> parsed_json(const ChatRequest& request) {
             if (!offered)
                 return invalid("tool_choice names '" + choice->name + "', which no tool is");
         }
-        if (choice->mode == ToolChoice::Mode::required && request.tools.empty())
-            return invalid("tool_choice required needs tools");
+        // It says how the offered tools are called, whatever its mode:
+        // without tools OpenAI answers a 400 ("'tool_choice' is only allowed
+        // when 'tools' are specified"), and Converse, whose toolChoice lives
+        // in toolConfig beside the tools, has nowhere to write it.
+        if (request.tools.empty())
+            return invalid("tool_choice " + std::string(detail::tool_choice_word(choice->mode)) +
+                           " needs tools");
     }
     // It says how the offered tools are called: without tools OpenAI answers
     // a 400 ("'parallel_tool_calls' is only allowed when 'tools' are specified").

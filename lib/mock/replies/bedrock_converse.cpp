@@ -56,6 +56,13 @@ std::optional<std::string> tool_use_id_refusal(const rapidjson::Value* content,
     return std::nullopt;
 }
 
+/// Whether a message's content holds a toolUse or toolResult block.
+bool has_tool_block(const rapidjson::Value* content) {
+    for (rapidjson::SizeType j = 0; content && content->IsArray() && j < content->Size(); ++j)
+        if (find((*content)[j], "toolUse") || find((*content)[j], "toolResult")) return true;
+    return false;
+}
+
 class BedrockReply final : public ReplyFormat {
   public:
     void stream_frame(const Reply& r, std::string& token_head, std::vector<std::string>& before,
@@ -193,9 +200,14 @@ class BedrockReply final : public ReplyFormat {
                     ".member' failed to satisfy constraint: Member must have length greater than "
                     "or equal to 1");
         const rapidjson::Value* messages = find(doc, "messages");
+        const bool tools_configured = find(doc, "toolConfig") != nullptr;
         for (rapidjson::SizeType i = 0; messages && messages->IsArray() && i < messages->Size();
              ++i) {
             const rapidjson::Value* content = find((*messages)[i], "content");
+            if (!tools_configured && has_tool_block(content))
+                return bedrock_error(
+                    "The toolConfig field must be defined when using toolUse and toolResult "
+                    "content blocks.");
             if (content && content->IsArray() && content->Empty())
                 return bedrock_error("The content field in the Message object at messages." +
                                      std::to_string(i) +

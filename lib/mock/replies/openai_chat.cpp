@@ -124,6 +124,11 @@ class OpenAIReply final : public ReplyFormat {
                 "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed "
                 "when 'tools' are specified.",
                 "invalid_request_error", "invalid_value", "parallel_tool_calls");
+        if (find(doc, "tool_choice") && !(tools && tools->IsArray() && !tools->Empty()))
+            return openai_error(
+                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+                "specified.",
+                "invalid_request_error", "invalid_value", "tool_choice");
         if (auto below = openai_below_min(doc, "max_tokens", 1)) return below;
         if (auto gap = tool_pairing_refusal(doc)) return gap;
         // A tool call's id: 40 bytes at most.

@@ -336,11 +336,17 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
                                        "' (png, jpeg, gif and webp are taken)",
                                    format);
         }
-    if (request.tool_choice && request.tool_choice->mode == ToolChoice::Mode::none &&
-        has_tool_blocks(request))
+    // Converse refuses toolUse and toolResult blocks without a toolConfig
+    // ("The toolConfig field must be defined when using toolUse and
+    // toolResult content blocks"): a conversation replayed without its tools
+    // (a summary's call, say) is refused here, before a byte goes out.
+    if (has_tool_blocks(request) && !tools_sent(request))
         return unsupported(
-            "tool_choice none with tool calls in the conversation (Converse needs the tools "
-            "those blocks name; leave tool_choice unset)",
+            request.tools.empty()
+                ? "tool calls or results in the conversation without tools (Converse needs the "
+                  "tools those blocks name: offer them)"
+                : "tool_choice none with tool calls in the conversation (Converse needs the tools "
+                  "those blocks name; leave tool_choice unset)",
             format);
     if (!request.response_format) return std::nullopt;
     if (request.response_format->kind == ResponseFormat::Kind::json_object)
