@@ -462,7 +462,8 @@ TEST_CASE("a turn with nothing in it is refused where the provider refuses it") 
         INFO(to_string(p));
         const std::string says =
             "is empty: " + std::string(to_string(p)) +
-            " takes no turn without text, an image, a tool call or a tool result";
+            " takes no turn without text, an image, a tool call or a tool result (reasoning "
+            "goes back only with its signature)";
         auto refused = [&](ChatRequest r, const std::string& message) {
             auto call = build_chat_call(r);
             REQUIRE_FALSE(call);
@@ -490,6 +491,23 @@ TEST_CASE("a turn with nothing in it is refused where the provider refuses it") 
         const std::string turn = p == Provider::gemini ? at(*merged, "/contents/0/parts")
                                                        : at(*merged, "/messages/0/content");
         CHECK(turn.find(R"("text":"")") == std::string::npos);
+        // Reasoning goes back only with its signature (Anthropic's thinking
+        // block, Gemini's thoughtSignature): its text alone sends nothing,
+        // and Anthropic's redacted blocks have no place in Gemini's turn.
+        ChatMessage thought = ChatMessage::assistant("");
+        thought.reasoning.text = "Let me think.";
+        refused(conversation(p, {ChatMessage::user("q"), thought, ChatMessage::user("r")}),
+                "message 1");
+        thought.reasoning.redacted = {"UkVE"};
+        if (p == Provider::gemini)
+            refused(conversation(p, {ChatMessage::user("q"), thought, ChatMessage::user("r")}),
+                    "message 1");
+        else
+            CHECK(build_chat_call(
+                conversation(p, {ChatMessage::user("q"), thought, ChatMessage::user("r")})));
+        thought.reasoning.signature = "sig";
+        CHECK(build_chat_call(
+            conversation(p, {ChatMessage::user("q"), thought, ChatMessage::user("r")})));
         // Only Anthropic takes an empty final assistant turn: a prefill.
         ChatRequest prefill = conversation(p, {ChatMessage::user("q"), ChatMessage::assistant("")});
         if (p == Provider::anthropic)

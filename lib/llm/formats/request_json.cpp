@@ -269,8 +269,10 @@ std::optional<Error> tool_pairing_check(const ChatRequest& r, bool results_may_a
     return std::nullopt;
 }
 
-bool has_content(const ChatMessage& m) {
-    if (m.role == "tool" || !m.content.empty() || !m.tool_calls.empty() || !m.reasoning.empty())
+bool has_content(const ChatMessage& m, RedactedReasoning redacted) {
+    if (m.role == "tool" || !m.content.empty() || !m.tool_calls.empty() ||
+        !m.reasoning.signature.empty() ||
+        (redacted == RedactedReasoning::sent && !m.reasoning.redacted.empty()))
         return true;
     for (const ContentPart& part : m.parts)
         if (part.kind != ContentPart::Kind::text || !part.text.empty()) return true;
@@ -279,7 +281,8 @@ bool has_content(const ChatMessage& m) {
 
 std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& format,
                                       std::string_view model_role,
-                                      bool final_model_turn_may_be_empty) {
+                                      bool final_model_turn_may_be_empty,
+                                      RedactedReasoning redacted) {
     struct Seen {
         std::string_view role;
         std::size_t first;  ///< the index of its first message
@@ -288,8 +291,9 @@ std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& fo
     std::vector<Seen> turns;
     for_each_turn(
         r, model_role, [&](std::string_view role, const std::vector<const ChatMessage*>& turn) {
-            const bool empty = std::none_of(turn.begin(), turn.end(),
-                                            [](const ChatMessage* m) { return has_content(*m); });
+            const bool empty = std::none_of(turn.begin(), turn.end(), [&](const ChatMessage* m) {
+                return has_content(*m, redacted);
+            });
             turns.push_back(
                 {role, static_cast<std::size_t>(turn.front() - r.messages.data()), empty});
         });
@@ -300,7 +304,8 @@ std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& fo
         return Error(nous::http::ErrorCode::invalid_argument,
                      "message " + std::to_string(turns[i].first) +
                          " is empty: " + std::string(format.name()) +
-                         " takes no turn without text, an image, a tool call or a tool result");
+                         " takes no turn without text, an image, a tool call or a tool result "
+                         "(reasoning goes back only with its signature)");
     }
     return std::nullopt;
 }

@@ -167,9 +167,16 @@ std::string wire_tool_id(std::string_view id, const ToolIdRule& rule);
 std::optional<Error> tool_pairing_check(const ChatRequest& r, bool results_may_answer_stored_calls,
                                         bool results_first);
 
+/// Whether a format sends back a turn's redacted reasoning blocks
+/// (Anthropic's `redacted_thinking`, Bedrock's `redactedContent`); Gemini has
+/// no place for them. Reasoning with its signature goes back in all three,
+/// and reasoning text without one in none (no provider takes it unsigned).
+enum class RedactedReasoning { sent, not_sent };
+
 /// Whether a message gives its turn anything to send: text, a part, a tool
-/// call, reasoning; a tool result always does.
-bool has_content(const ChatMessage& m);
+/// call, signed reasoning or redacted reasoning the format sends; a tool
+/// result always does.
+bool has_content(const ChatMessage& m, RedactedReasoning redacted);
 /// A turn (for_each_turn's) with nothing in it: invalid_argument naming its
 /// first message. Anthropic, Gemini and Bedrock answer one with a 400 ("all
 /// messages must have non-empty content except for the optional final
@@ -178,6 +185,7 @@ bool has_content(const ChatMessage& m);
 /// exception, a final assistant turn (a prefill) may be empty.
 std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& format,
                                       std::string_view model_role,
-                                      bool final_model_turn_may_be_empty);
+                                      bool final_model_turn_may_be_empty,
+                                      RedactedReasoning redacted);
 
 }  // namespace nous::llm::detail

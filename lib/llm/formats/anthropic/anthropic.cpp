@@ -338,7 +338,8 @@ class Anthropic final : public WireFormat {
             return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
-        if (auto bad = empty_turn_check(request, *this, "assistant", true)) return bad;
+        if (auto bad = empty_turn_check(request, *this, "assistant", true, RedactedReasoning::sent))
+            return bad;
         if (auto bad = whitespace_check(request, *this)) return bad;
         if (auto bad = tool_pairing_check(request, false, true)) return bad;
         if (auto bad = image_type_check(request, *this)) return bad;

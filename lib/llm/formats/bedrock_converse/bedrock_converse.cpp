@@ -323,7 +323,8 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
         return bad;
     if (auto bad = tool_arguments_check(request, format)) return bad;
     if (auto bad = image_detail_check(request, format, false)) return bad;
-    if (auto bad = empty_turn_check(request, format, "assistant", false)) return bad;
+    if (auto bad = empty_turn_check(request, format, "assistant", false, RedactedReasoning::sent))
+        return bad;
     if (auto bad = tool_pairing_check(request, false, false)) return bad;
     for (const ChatMessage& m : request.messages)
         for (const ContentPart& part : m.parts) {

@@ -363,7 +363,9 @@ class Gemini final : public WireFormat {
             return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
-        if (auto bad = empty_turn_check(request, *this, "model", false)) return bad;
+        if (auto bad =
+                empty_turn_check(request, *this, "model", false, RedactedReasoning::not_sent))
+            return bad;
         if (auto bad = tool_pairing_check(request, false, false)) return bad;
         if (parsed.response_schema)
             if (auto bad = gemini_break(*parsed.response_schema))
