@@ -229,6 +229,12 @@ TEST_CASE("mock server: a turn with nothing in it is refused in each provider's 
          R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":" \n"}]})",
          "messages: text content blocks must contain non-whitespace text"},
         {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"system":" ","messages":[{"role":"user","content":"q"}]})",
+         "system: text content blocks must contain non-whitespace text"},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"system":[{"type":"text","text":"\n"}],"messages":[{"role":"user","content":"q"}]})",
+         "system: text content blocks must contain non-whitespace text"},
+        {"/v1/messages",
          R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":[{"type":"text","text":"q"},{"type":"text","text":""}]}]})",
          "messages: text content blocks must be non-empty"},
         {"/v1/messages",
@@ -252,7 +258,7 @@ TEST_CASE("mock server: a turn with nothing in it is refused in each provider's 
         {"/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":""}]})",
          nullptr},
     });
-    CHECK(refusals.size() == 8);
+    CHECK(refusals.size() == 10);
 }
 
 TEST_CASE(

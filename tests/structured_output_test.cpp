@@ -542,6 +542,14 @@ TEST_CASE("Anthropic: text of whitespace alone, and a prefill ending in whitespa
     refused(with({ChatMessage::user("q"), ChatMessage::assistant("The answer is ")}),
             "message 1: anthropic takes no final assistant turn (a prefill) whose text ends in "
             "whitespace");
+    // The system prompt too ("system: text content blocks must contain
+    // non-whitespace text"), joined from the request's and its system messages.
+    ChatRequest blank_system = with({ChatMessage::user("q")});
+    blank_system.system = " \n";
+    refused(blank_system, "the system prompt: anthropic takes no text of whitespace alone");
+    refused(with({ChatMessage("system", "\t"), ChatMessage::user("q")}),
+            "the system prompt: anthropic takes no text of whitespace alone");
+    CHECK(build_chat_call(with({ChatMessage("system", "Be brief. "), ChatMessage::user("q")})));
     // Whitespace inside the text, or ending a turn that is not the last, is text like any other.
     CHECK(build_chat_call(with({ChatMessage::user("  q  "), ChatMessage::assistant("a \n"),
                                 ChatMessage::user("r"), ChatMessage::assistant("The answer is")})));

@@ -84,10 +84,12 @@ void anthropic_events(const Reply& r, std::vector<std::string>& before,
     after.push_back(sse(R"({"type":"message_stop"})", "message_stop"));
 }
 
-/// What Anthropic says of a message's text: an empty text block, one of
-/// whitespace alone, and a final assistant turn (a prefill) whose last text
-/// ends in whitespace; nullopt when it takes it.
-std::optional<std::string> text_refusal(const rapidjson::Value* content, bool final_assistant) {
+/// What Anthropic says of a message's text (`where` "messages") or of the
+/// system prompt's ("system"): an empty text block, one of whitespace alone,
+/// and a final assistant turn (a prefill) whose last text ends in
+/// whitespace; nullopt when it takes it.
+std::optional<std::string> text_refusal(const rapidjson::Value* content, bool final_assistant,
+                                        const std::string& where) {
     if (!content) return std::nullopt;
     const std::string_view space = " \t\n\r";
     auto blank = [&](std::string_view t) {
@@ -95,18 +97,18 @@ std::optional<std::string> text_refusal(const rapidjson::Value* content, bool fi
     };
     std::string_view last;  // the last text block's text
     if (content->IsString()) last = {content->GetString(), content->GetStringLength()};
-    if (blank(last)) return "messages: text content blocks must contain non-whitespace text";
+    if (blank(last)) return where + ": text content blocks must contain non-whitespace text";
     for (rapidjson::SizeType j = 0; content->IsArray() && j < content->Size(); ++j) {
         const rapidjson::Value& block = (*content)[j];
         last = {};
         if (string_at(find(block, "type")) != "text") continue;
         const std::string text = string_at(find(block, "text"));
-        if (text.empty()) return "messages: text content blocks must be non-empty";
-        if (blank(text)) return "messages: text content blocks must contain non-whitespace text";
+        if (text.empty()) return where + ": text content blocks must be non-empty";
+        if (blank(text)) return where + ": text content blocks must contain non-whitespace text";
         if (j + 1 == content->Size()) last = find(block, "text")->GetString();
     }
     if (final_assistant && !last.empty() && space.find(last.back()) != std::string_view::npos)
-        return "messages: final assistant content cannot end with trailing whitespace";
+        return where + ": final assistant content cannot end with trailing whitespace";
     return std::nullopt;
 }
 
@@ -249,6 +251,7 @@ class AnthropicReply final : public ReplyFormat {
                 return invalid("tools." + std::to_string(i) +
                                ".custom.input_schema.type: Input should be 'object'");
         }
+        if (auto why = text_refusal(find(doc, "system"), false, "system")) return invalid(*why);
         if (const rapidjson::Value* messages = find(doc, "messages");
             messages && messages->IsArray())
             for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
@@ -262,7 +265,8 @@ class AnthropicReply final : public ReplyFormat {
                     return invalid("messages." + std::to_string(i) +
                                    ": all messages must have non-empty content except for the "
                                    "optional final assistant message");
-                if (auto why = text_refusal(content, final_assistant)) return invalid(*why);
+                if (auto why = text_refusal(content, final_assistant, "messages"))
+                    return invalid(*why);
                 if (auto why = tool_id_refusal(content, i)) return invalid(*why);
                 if (auto why = image_type_refusal(content, i)) return invalid(*why);
                 if (auto why = tool_pairing_refusal(*messages, i)) return invalid(*why);

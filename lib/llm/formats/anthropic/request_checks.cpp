@@ -54,6 +54,13 @@ std::optional<Error> whitespace_check(const ChatRequest& r, const WireFormat& fo
                      "message " + std::to_string(at) + ": " + std::string(format.name()) +
                          " takes no " + what + " (refused before sending)");
     };
+    // The system messages are one prompt, joined: Anthropic refuses it when
+    // it is whitespace alone ("system: text content blocks must contain
+    // non-whitespace text").
+    if (blank(joined_system(r)))
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     "the system prompt: " + std::string(format.name()) +
+                         " takes no text of whitespace alone (refused before sending)");
     for (std::size_t i = 0; i < r.messages.size(); ++i) {
         const ChatMessage& m = r.messages[i];
         if (m.role == "system" || m.role == "tool") continue;
