@@ -170,7 +170,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "mock server: a temperature past the provider's range, and Bedrock's empty stop sequence") {
+    "mock server: a temperature past the provider's range, and a stop sequence the provider "
+    "refuses") {
     // Anthropic and Bedrock take 0 to 1, the Responses API and Gemini 0 to 2,
     // each refusing more in its own words; OpenAI's chat format is left open
     // (the servers that speak it differ).
@@ -180,6 +181,11 @@ TEST_CASE(
         {"/v1/messages", R"({"model":"m","max_tokens":8,"temperature":1.5,)" + user + "}",
          R"({"type":"error","error":{"type":"invalid_request_error","message":"temperature: Input should be less than or equal to 1"}})"},
         {"/v1/messages", R"({"model":"m","max_tokens":8,"temperature":1,)" + user + "}", nullptr},
+        {"/v1/messages",
+         R"({"model":"m","max_tokens":8,"stop_sequences":["END","\n"],)" + user + "}",
+         "stop_sequences: each stop sequence must contain non-whitespace"},
+        {"/v1/messages", R"({"model":"m","max_tokens":8,"stop_sequences":[""],)" + user + "}",
+         "stop_sequences: each stop sequence must be non-empty"},
         {"/v1/responses", R"({"model":"m","input":"hi","temperature":2.5})",
          R"({"error":{"message":"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 2.5 instead.","type":"invalid_request_error","param":"temperature","code":"decimal_above_max_value"}})"},
         {"/v1/responses", R"({"model":"m","input":"hi","temperature":2})", nullptr},
@@ -202,8 +208,8 @@ TEST_CASE(
          nullptr},
     });
     // Bedrock's two name their exception as AWS does, in x-amzn-ErrorType.
-    REQUIRE(refusals.size() == 5);
-    for (std::size_t i = 3; i < refusals.size(); ++i) {
+    REQUIRE(refusals.size() == 7);
+    for (std::size_t i = 5; i < refusals.size(); ++i) {
         std::string type = "<none>";
         for (const auto& [name, value] : refusals[i].headers)
             if (name == "x-amzn-errortype") type = value;

@@ -550,16 +550,26 @@ TEST_CASE("Anthropic: text of whitespace alone, and a prefill ending in whitespa
     refused(with({ChatMessage("system", "\t"), ChatMessage::user("q")}),
             "the system prompt: anthropic takes no text of whitespace alone");
     CHECK(build_chat_call(with({ChatMessage("system", "Be brief. "), ChatMessage::user("q")})));
+    // And a stop sequence ("each stop sequence must contain non-whitespace"):
+    // OpenAI's usual "\n" is refused, not dropped.
+    ChatRequest newline_stop = with({ChatMessage::user("q")});
+    newline_stop.stop = {"END", "\n"};
+    refused(newline_stop, "stop sequence 1: anthropic takes no stop sequence of whitespace alone");
+    newline_stop.stop = {"END", "\n\nHuman:"};
+    CHECK(build_chat_call(newline_stop));
     // Whitespace inside the text, or ending a turn that is not the last, is text like any other.
     CHECK(build_chat_call(with({ChatMessage::user("  q  "), ChatMessage::assistant("a \n"),
                                 ChatMessage::user("r"), ChatMessage::assistant("The answer is")})));
     // An empty text part is no block at all.
     auto body = body_of(with({ChatMessage::user("q", {ContentPart::text_part("")})}));
     CHECK(at(*body, "/messages/0/content") == R"([{"type":"text","text":"q"}])");
-    // The other formats take whitespace as text.
+    // The other formats take whitespace as text, and as a stop sequence.
     for (Provider p : {Provider::openai, Provider::openai_responses, Provider::gemini}) {
         ChatRequest r = basic(p);
         r.messages = {ChatMessage::user(" ")};
+        CHECK(build_chat_call(r));
+        if (p == Provider::openai_responses) continue;  // it has no stop sequences
+        r.stop = {"\n"};
         CHECK(build_chat_call(r));
     }
 }
@@ -733,7 +743,7 @@ TEST_CASE("an empty stop sequence is refused, in every format") {
         REQUIRE_FALSE(call);
         CHECK(call.error().code == ErrorCode::invalid_argument);
         CHECK(call.error().message == "stop sequence 1 is empty");
-        r.stop = {"END", " "};
+        r.stop = {"END", " x"};
         CHECK(build_chat_call(r));
     }
 }

@@ -252,6 +252,14 @@ class AnthropicReply final : public ReplyFormat {
                                ".custom.input_schema.type: Input should be 'object'");
         }
         if (auto why = text_refusal(find(doc, "system"), false, "system")) return invalid(*why);
+        const rapidjson::Value* stops = find(doc, "stop_sequences");
+        for (rapidjson::SizeType i = 0; stops && stops->IsArray() && i < stops->Size(); ++i) {
+            const std::string stop = string_at(&(*stops)[i]);
+            if (stop.empty())
+                return invalid("stop_sequences: each stop sequence must be non-empty");
+            if (stop.find_first_not_of(" \t\n\r") == std::string::npos)
+                return invalid("stop_sequences: each stop sequence must contain non-whitespace");
+        }
         if (const rapidjson::Value* messages = find(doc, "messages");
             messages && messages->IsArray())
             for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {

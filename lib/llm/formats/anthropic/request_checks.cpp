@@ -61,6 +61,14 @@ std::optional<Error> whitespace_check(const ChatRequest& r, const WireFormat& fo
         return Error(nous::http::ErrorCode::invalid_argument,
                      "the system prompt: " + std::string(format.name()) +
                          " takes no text of whitespace alone (refused before sending)");
+    // "stop_sequences: each stop sequence must contain non-whitespace": a
+    // newline, OpenAI's usual stop, is refused here, not sent.
+    for (std::size_t i = 0; i < r.stop.size(); ++i)
+        if (blank(r.stop[i]))
+            return Error(
+                nous::http::ErrorCode::invalid_argument,
+                "stop sequence " + std::to_string(i) + ": " + std::string(format.name()) +
+                    " takes no stop sequence of whitespace alone (refused before sending)");
     for (std::size_t i = 0; i < r.messages.size(); ++i) {
         const ChatMessage& m = r.messages[i];
         if (m.role == "system" || m.role == "tool") continue;
