@@ -118,6 +118,16 @@ TEST_CASE(
     auto refused = build_chat_call(responses);
     REQUIRE_FALSE(refused);
     CHECK_THAT(refused.error().message, Catch::Contains("v1 base URL only"));
+    // Chat completions take 128 tools at most ("A max of 128 functions are supported").
+    ChatRequest many = azure_request(Provider::azure, "https://res.openai.azure.com/openai/v1");
+    for (int i = 0; i < 128; ++i)
+        many.tools.push_back({"tool_" + std::to_string(i), "", R"({"type":"object"})"});
+    CHECK(build_chat_call(many));
+    many.tools.push_back({"tool_128", "", R"({"type":"object"})"});
+    auto too_many = build_chat_call(many);
+    REQUIRE_FALSE(too_many);
+    CHECK(too_many.error().code == ErrorCode::invalid_argument);
+    CHECK(too_many.error().message == "azure takes 128 tools at most (129 given)");
     EmbedRequest e;
     e.provider = Provider::azure;
     e.model = "emb";

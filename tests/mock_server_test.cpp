@@ -129,6 +129,15 @@ std::vector<nous::http::Error> check_refusals(const std::vector<RefusalCase>& ca
     return refusals;
 }
 
+/// `n` OpenAI chat tools, as JSON array members.
+std::string many_tools(int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i)
+        out += std::string(i ? "," : "") + R"({"type":"function","function":{"name":"f)" +
+               std::to_string(i) + R"(","parameters":{"type":"object"}}})";
+    return out;
+}
+
 TEST_CASE(
     "mock server: what the provider refuses of a request's settings is its 400, in its words") {
     // OpenAI's chat takes max_tokens from 1, the Responses API
@@ -143,6 +152,10 @@ TEST_CASE(
         {"/v1/chat/completions", R"({"model":"m","max_tokens":1,)" + user + "}", nullptr},
         {"/v1/chat/completions", R"({"model":"m","parallel_tool_calls":false,)" + user + "}",
          "'parallel_tool_calls' is only allowed when 'tools' are specified."},
+        {"/v1/chat/completions", R"({"model":"m","tools":[)" + many_tools(129) + "]," + user + "}",
+         R"({"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 129 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}})"},
+        {"/v1/chat/completions", R"({"model":"m","tools":[)" + many_tools(128) + "]," + user + "}",
+         nullptr},
         {"/v1/chat/completions", R"({"model":"m","tool_choice":"none",)" + user + "}",
          R"({"error":{"message":"Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.","type":"invalid_request_error","param":"tool_choice","code":"invalid_value"}})"},
         {"/v1/responses", R"({"model":"m","input":"hi","max_output_tokens":15})",

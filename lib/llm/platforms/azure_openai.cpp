@@ -29,6 +29,8 @@ const WireFormat& openai_responses_format() noexcept;
 namespace {
 
 constexpr std::string_view kDeployments = "/openai/deployments/";
+/// The most tools one chat completion takes.
+constexpr std::size_t kMostTools = 128;
 
 Error invalid(std::string message) {
     return Error(nous::http::ErrorCode::invalid_argument, std::move(message));
@@ -112,6 +114,12 @@ class AzureOpenAI final : public WireFormat {
             return invalid(
                 "a base URL of the deployments form needs an API version "
                 "(api_version, --api-version)");
+        // OpenAI's chat completions: "A max of 128 functions are supported"
+        // (a 400, "array_above_max_length"). The openai format leaves it to
+        // the server: the others that speak it take more.
+        if (provider_ == Provider::azure && request.tools.size() > kMostTools)
+            return invalid(std::string(name_) + " takes " + std::to_string(kMostTools) +
+                           " tools at most (" + std::to_string(request.tools.size()) + " given)");
         return format_.check(request, parsed);
     }
     void write_body(Writer& w, const ChatRequest& request,

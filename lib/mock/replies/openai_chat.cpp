@@ -124,6 +124,9 @@ class OpenAIReply final : public ReplyFormat {
                 "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed "
                 "when 'tools' are specified.",
                 "invalid_request_error", "invalid_value", "parallel_tool_calls");
+        // "A max of 128 functions are supported."
+        if (tools && tools->IsArray() && tools->Size() > 128)
+            return openai_too_long("tools", 128, tools->Size(), "array");
         if (find(doc, "tool_choice") && !(tools && tools->IsArray() && !tools->Empty()))
             return openai_error(
                 "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "

@@ -68,11 +68,13 @@ inline std::string number_text(const rapidjson::Value& n) {
 }
 
 /// The OpenAI formats' refusal of a string past its longest, at `path`.
-inline std::string openai_too_long(const std::string& path, std::size_t most, std::size_t length) {
-    return openai_error("Invalid '" + path + "': string too long. Expected a string with maximum " +
-                            "length " + std::to_string(most) + ", but got a string with length " +
-                            std::to_string(length) + " instead.",
-                        "invalid_request_error", "string_above_max_length", path);
+inline std::string openai_too_long(const std::string& path, std::size_t most, std::size_t length,
+                                   const std::string& kind = "string") {
+    return openai_error("Invalid '" + path + "': " + kind + " too long. Expected a" +
+                            (kind == "array" ? "n " : " ") + kind + " with maximum length " +
+                            std::to_string(most) + ", but got a" + (kind == "array" ? "n " : " ") +
+                            kind + " with length " + std::to_string(length) + " instead.",
+                        "invalid_request_error", kind + "_above_max_length", path);
 }
 
 /// One provider's replies.
