@@ -471,6 +471,15 @@ TEST_CASE("a turn with nothing in it is refused where the provider refuses it") 
             CHECK(call.error().message == message + " " + says);
         };
         refused(conversation(p, {ChatMessage::user("")}), "message 0");
+        // No turn at all: a system prompt alone ("messages must have at least
+        // one element", "contents is not specified").
+        ChatRequest system_only = conversation(p, {ChatMessage("system", "Be brief.")});
+        auto none = build_chat_call(system_only);
+        REQUIRE_FALSE(none);
+        CHECK(none.error().code == ErrorCode::invalid_argument);
+        CHECK(none.error().message ==
+              "no messages: " + std::string(to_string(p)) +
+                  " takes a conversation of one message at least (a system prompt alone is none)");
         refused(conversation(p, {ChatMessage::user("q"), ChatMessage::assistant(""),
                                  ChatMessage::user("r")}),
                 "message 1");

@@ -297,6 +297,13 @@ std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& fo
             turns.push_back(
                 {role, static_cast<std::size_t>(turn.front() - r.messages.data()), empty});
         });
+    // No turn at all (a system prompt alone): "messages must have at least
+    // one element", "contents is not specified".
+    if (turns.empty())
+        return Error(nous::http::ErrorCode::invalid_argument,
+                     "no messages: " + std::string(format.name()) +
+                         " takes a conversation of one message at least (a system prompt alone "
+                         "is none)");
     for (std::size_t i = 0; i < turns.size(); ++i) {
         if (!turns[i].empty) continue;
         if (final_model_turn_may_be_empty && i + 1 == turns.size() && turns[i].role == model_role)

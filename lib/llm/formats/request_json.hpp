@@ -177,8 +177,9 @@ enum class RedactedReasoning { sent, not_sent };
 /// call, signed reasoning or redacted reasoning the format sends; a tool
 /// result always does.
 bool has_content(const ChatMessage& m, RedactedReasoning redacted);
-/// A turn (for_each_turn's) with nothing in it: invalid_argument naming its
-/// first message. Anthropic, Gemini and Bedrock answer one with a 400 ("all
+/// A conversation without a turn (a system prompt alone), or a turn
+/// (for_each_turn's) with nothing in it: invalid_argument naming its first
+/// message. Anthropic, Gemini and Bedrock answer either with a 400 ("all
 /// messages must have non-empty content except for the optional final
 /// assistant message", "an empty text parameter", "the content field in the
 /// Message object ... is empty"); `final_model_turn_may_be_empty`: Anthropic's
