@@ -223,6 +223,19 @@ TEST_CASE("bedrock: the Converse body, turn by turn, and every tool_choice") {
     CHECK(no_tools.error().code == ErrorCode::invalid_argument);
     CHECK_THAT(no_tools.error().message,
                Catch::Contains("tool calls or results in the conversation without tools"));
+    // A system message's text parts join the system prompt; an image there
+    // has no place in Converse's system blocks, and is refused.
+    ChatRequest parts = bedrock();
+    ChatMessage system("system", "");
+    system.parts = {ContentPart::text_part("Be brief.")};
+    parts.messages.insert(parts.messages.begin(), system);
+    CHECK(at(*body_of(parts), "/system") == R"([{"text":"Be brief."}])");
+    parts.messages.front().parts.push_back(ContentPart::image_data("image/png", "iVBORw0KGgo="));
+    auto system_image = build_chat_call(parts);
+    REQUIRE_FALSE(system_image);
+    CHECK(system_image.error().message ==
+          "message 0: bedrock takes no image in a system message (refused before sending, never "
+          "dropped)");
 }
 
 TEST_CASE("bedrock: the schema as a string, the effort, and what Converse does not take") {

@@ -1458,3 +1458,74 @@ TEST_CASE(
     r.provider = Provider::openai;
     CHECK(build_chat_call(r));
 }
+
+TEST_CASE(
+    "a message's text parts go where its text goes, and an image no format carries is "
+    "refused") {
+    const ContentPart image = ContentPart::image_data("image/png", "iVBORw0KGgo=");
+    // Text parts of a system message, a tool result and (Responses) an
+    // assistant's text: sent, not dropped where the format takes one string.
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        ChatMessage system("system", "");
+        system.parts = {ContentPart::text_part("Be brief.")};
+        r.messages.insert(r.messages.begin(), system);
+        ChatMessage answer = ChatMessage::assistant("");
+        answer.parts = {ContentPart::text_part("Hello.")};
+        r.messages.push_back(answer);
+        r.messages.push_back(ChatMessage::user("More?"));
+        auto doc = body_of(r);
+        REQUIRE(doc);
+        const std::string body = at(*doc, "");
+        CHECK(body.find("Be brief.") != std::string::npos);
+        CHECK(body.find("Hello.") != std::string::npos);
+        ChatRequest called = with_call(p, ToolCall{"c1", "get_time", "{}", ""});
+        called.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        called.messages.back().content = "";
+        called.messages.back().parts = {ContentPart::text_part("12:00")};
+        auto with_result = body_of(called);
+        REQUIRE(with_result);
+        CHECK(at(*with_result, "").find("12:00") != std::string::npos);
+    }
+    // Images: in a system message only the Responses API's input items take
+    // one; in an assistant's, Anthropic, Gemini and Bedrock; in a tool
+    // result, none as we write it.
+    struct Case {
+        Provider provider;
+        bool system, assistant;
+    };
+    for (const Case c :
+         {Case{Provider::openai, false, false}, Case{Provider::openai_responses, true, false},
+          Case{Provider::anthropic, false, true}, Case{Provider::gemini, false, true}}) {
+        INFO(to_string(c.provider));
+        auto outcome = [&](const char* role) {
+            ChatRequest r = basic(c.provider);
+            ChatMessage m(role, "look");
+            m.parts = {image};
+            r.messages.insert(r.messages.begin() + (std::string(role) == "system" ? 0 : 1), m);
+            if (std::string(role) == "assistant") r.messages.push_back(ChatMessage::user("and?"));
+            return build_chat_call(r);
+        };
+        auto system = outcome("system");
+        CHECK(bool(system) == c.system);
+        if (!system) {
+            CHECK(system.error().code == ErrorCode::invalid_argument);
+            CHECK(system.error().message ==
+                  "message 0: " + std::string(to_string(c.provider)) +
+                      " takes no image in a system message (refused before sending, never "
+                      "dropped)");
+        } else {
+            CHECK(system->body.find("iVBORw0KGgo=") != std::string::npos);
+        }
+        auto assistant = outcome("assistant");
+        CHECK(bool(assistant) == c.assistant);
+        if (assistant) CHECK(assistant->body.find("iVBORw0KGgo=") != std::string::npos);
+        ChatRequest called = with_call(c.provider, ToolCall{"c1", "get_time", "{}", ""});
+        called.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        called.messages.back().parts = {image};
+        auto tool = build_chat_call(called);
+        REQUIRE_FALSE(tool);
+        CHECK_THAT(tool.error().message, Catch::Contains("takes no image in a tool message"));
+    }
+}

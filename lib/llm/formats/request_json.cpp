@@ -317,13 +317,39 @@ std::optional<Error> empty_turn_check(const ChatRequest& r, const WireFormat& fo
     return std::nullopt;
 }
 
+std::string text_of(const ChatMessage& m) {
+    std::string out = m.content;
+    for (const ContentPart& part : m.parts)
+        if (part.kind == ContentPart::Kind::text) out += part.text;
+    return out;
+}
+
+std::optional<Error> image_place_check(const ChatRequest& request, const WireFormat& format,
+                                       ImagePlaces places) {
+    for (std::size_t i = 0; i < request.messages.size(); ++i) {
+        const ChatMessage& m = request.messages[i];
+        const bool carried = m.role == "user" || (m.role == "system" && places.system) ||
+                             (m.role == "assistant" && places.assistant);
+        if (carried) continue;
+        for (const ContentPart& part : m.parts)
+            if (part.kind == ContentPart::Kind::image)
+                return Error(nous::http::ErrorCode::invalid_argument,
+                             "message " + std::to_string(i) + ": " + std::string(format.name()) +
+                                 " takes no image in a " + m.role +
+                                 " message (refused before sending, never dropped)");
+    }
+    return std::nullopt;
+}
+
 /// The system prompt: the request's, then every system message's, one
 /// paragraph each (for the formats with one system slot).
 std::string joined_system(const ChatRequest& r) {
     std::string out = r.system;
-    for (const ChatMessage& m : r.messages)
-        if (m.role == "system" && !m.content.empty())
-            out += (out.empty() ? "" : "\n\n") + m.content;
+    for (const ChatMessage& m : r.messages) {
+        if (m.role != "system") continue;
+        if (const std::string text = text_of(m); !text.empty())
+            out += (out.empty() ? "" : "\n\n") + text;
+    }
     return out;
 }
 
@@ -450,6 +476,9 @@ std::optional<Error> openai_request_check(const ChatRequest& request, const Requ
     if (auto bad = image_detail_check(request, format, true)) return bad;
     const bool responses = format.provider() == Provider::openai_responses ||
                            format.provider() == Provider::azure_responses;
+    // Chat completions' system and assistant messages take text alone; the
+    // Responses API's system items take an input_image, its assistant text none.
+    if (auto bad = image_place_check(request, format, ImagePlaces{responses, false})) return bad;
     if (auto bad = tool_pairing_check(request, responses, !responses)) return bad;
     if (!request.response_format || !parsed.response_schema || !request.response_format->strict)
         return std::nullopt;

@@ -69,8 +69,27 @@ std::optional<std::int64_t> count_member(const rapidjson::Value& root, const cha
 std::optional<Error> image_detail_check(const ChatRequest& request, const WireFormat& format,
                                         bool has_detail);
 
-/// The system prompt: the request's, then every system message's, one
-/// paragraph each (for the formats with one system slot).
+/// Where a format can carry an image besides a user's message: in a
+/// system message (the Responses API's input items) and in an assistant's
+/// (Anthropic, Gemini and Bedrock). No format takes one in a tool result as
+/// we write it (a text).
+struct ImagePlaces {
+    bool system;
+    bool assistant;
+};
+/// An image in a message of a role whose format cannot carry it: refused,
+/// never dropped. OpenAI's request types take text alone in system,
+/// assistant and tool messages; a system slot (Anthropic, Gemini, Bedrock)
+/// takes text alone.
+std::optional<Error> image_place_check(const ChatRequest& request, const WireFormat& format,
+                                       ImagePlaces places);
+
+/// A message's text for a place that takes one string (a system slot, a
+/// tool's result, the Responses API's assistant text): its content, then
+/// its text parts, as one text.
+std::string text_of(const ChatMessage& m);
+/// The system prompt: the request's, then every system message's text
+/// (text_of), one paragraph each (for the formats with one system slot).
 std::string joined_system(const ChatRequest& r);
 /// The image as a URL: itself, or a data: URL of its bytes.
 std::string image_url_of(const ContentPart& part);

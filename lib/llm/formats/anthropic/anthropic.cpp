@@ -32,7 +32,7 @@ void anthropic_blocks(Writer& w, const ChatMessage& m) {
         w.StartObject();
         key_string(w, "type", "tool_result");
         key_string(w, "tool_use_id", wire_tool_id(m.tool_call_id, kAnthropicIds));
-        key_string(w, "content", m.content);
+        key_string(w, "content", text_of(m));
         if (m.is_error) {
             w.Key("is_error");
             w.Bool(true);
@@ -338,6 +338,7 @@ class Anthropic final : public WireFormat {
             return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
+        if (auto bad = image_place_check(request, *this, ImagePlaces{false, true})) return bad;
         if (auto bad = empty_turn_check(request, *this, "assistant", true, RedactedReasoning::sent))
             return bad;
         if (auto bad = whitespace_check(request, *this)) return bad;

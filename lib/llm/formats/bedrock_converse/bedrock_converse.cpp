@@ -46,7 +46,8 @@ void converse_blocks(Writer& w, const ChatMessage& m) {
         key_string(w, "toolUseId", wire_tool_id(m.tool_call_id, kBedrockIds));
         w.Key("content");
         w.StartArray();
-        text_block(w, m.content.empty() ? std::string_view(" ") : std::string_view(m.content));
+        const std::string result = text_of(m);
+        text_block(w, result.empty() ? std::string_view(" ") : std::string_view(result));
         w.EndArray();
         if (m.is_error) key_string(w, "status", "error");
         w.EndObject();
@@ -323,6 +324,7 @@ std::optional<Error> converse_check(const ChatRequest& request, const RequestJso
         return bad;
     if (auto bad = tool_arguments_check(request, format)) return bad;
     if (auto bad = image_detail_check(request, format, false)) return bad;
+    if (auto bad = image_place_check(request, format, ImagePlaces{false, true})) return bad;
     if (auto bad = empty_turn_check(request, format, "assistant", false, RedactedReasoning::sent))
         return bad;
     if (auto bad = tool_pairing_check(request, false, false)) return bad;

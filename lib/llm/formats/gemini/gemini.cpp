@@ -45,12 +45,13 @@ void gemini_parts(Writer& w, const ChatRequest& r, const ChatMessage& m) {
         key_string(w, "name", tool_name_for(r, m));
         w.Key("response");
         // An object result goes as it is; anything else is wrapped.
-        auto doc = nous::http::parse_json(m.content);
+        const std::string result = text_of(m);
+        auto doc = nous::http::parse_json(result);
         if (!m.is_error && doc && doc.value()->IsObject()) {
             raw_json(w, *doc.value());
         } else {
             w.StartObject();
-            key_string(w, m.is_error ? "error" : "result", m.content);
+            key_string(w, m.is_error ? "error" : "result", result);
             w.EndObject();
         }
         w.EndObject();
@@ -363,6 +364,7 @@ class Gemini final : public WireFormat {
             return bad;
         if (auto bad = tool_arguments_check(request, *this)) return bad;
         if (auto bad = image_detail_check(request, *this, false)) return bad;
+        if (auto bad = image_place_check(request, *this, ImagePlaces{false, true})) return bad;
         if (auto bad =
                 empty_turn_check(request, *this, "model", false, RedactedReasoning::not_sent))
             return bad;

@@ -43,7 +43,7 @@ void responses_input(Writer& w, const ChatMessage& m) {
         w.StartObject();
         key_string(w, "type", "function_call_output");
         key_string(w, "call_id", wire_tool_id(m.tool_call_id, kResponsesIds));
-        key_string(w, "output", m.content);
+        key_string(w, "output", text_of(m));
         w.EndObject();
         return;
     }
@@ -65,10 +65,11 @@ void responses_input(Writer& w, const ChatMessage& m) {
                 key_string(w, "encrypted_content", m.reasoning.signature);
             w.EndObject();
         }
-        if (!m.content.empty()) {
+        // Its text parts too (image_place_check refused any image).
+        if (const std::string text = text_of(m); !text.empty()) {
             w.StartObject();
             key_string(w, "role", "assistant");
-            key_string(w, "content", m.content);
+            key_string(w, "content", text);
             w.EndObject();
         }
         for (const ToolCall& call : m.tool_calls) {
