@@ -29,6 +29,8 @@ for provider in openai openai-responses anthropic gemini; do
   # whose call id another provider made (Gemini-style, past OpenAI's 40 bytes).
   run "${chat[@]}" "the time?" --tools "$in/untyped_tools.json"
   run "${chat[@]}" --messages "$in/conversation_foreign_ids.json" --tools "$in/tools.json"
+  # Text as parts in every role: each goes where the role's text goes.
+  run "${chat[@]}" --messages "$in/conversation_text_parts.json" --tools "$in/tools.json"
   run "${chat[@]}" "look" --image https://example.com/cat.jpg --image "data:image/jpeg;base64,/9j/4AAQ"
   run "${chat[@]}" "think" --reasoning low
   run "${chat[@]}" "think hard" --reasoning high --no-stream
@@ -100,6 +102,7 @@ run "${bedrock[@]}" --messages "$in/conversation_bytes.json" --tools "$in/tools.
 run "${bedrock[@]}" "look" --image "data:image/jpeg;base64,/9j/4AAQ"
 run "${bedrock[@]}" "the time?" --tools "$in/untyped_tools.json"
 run "${bedrock[@]}" --messages "$in/conversation_foreign_ids.json" --tools "$in/tools.json"
+run "${bedrock[@]}" --messages "$in/conversation_text_parts.json" --tools "$in/tools.json"
 run "${bedrock[@]}" "think" --reasoning high --no-stream
 for choice in auto none required get_time; do
   run "${bedrock[@]}" "weather?" --tools "$in/tools.json" --tool-choice "$choice"
