@@ -1529,3 +1529,17 @@ TEST_CASE(
         CHECK_THAT(tool.error().message, Catch::Contains("takes no image in a tool message"));
     }
 }
+
+TEST_CASE("a tool call in a message that is not the assistant's is refused, in every format") {
+    for (Provider p : kAll) {
+        INFO(to_string(p));
+        ChatRequest r = basic(p);
+        r.tools.push_back({"get_time", "the time", R"({"type":"object","properties":{}})"});
+        r.messages.front().tool_calls = {ToolCall{"c1", "get_time", "{}", ""}};
+        auto call = build_chat_call(r);
+        REQUIRE_FALSE(call);
+        CHECK(call.error().code == ErrorCode::invalid_argument);
+        CHECK(call.error().message ==
+              "message 0: a user message makes no tool calls (only an assistant's does)");
+    }
+}

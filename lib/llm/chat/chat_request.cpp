@@ -184,6 +184,11 @@ std::optional<Error> check_messages(const ChatRequest& r) {
         }
         for (const ToolCall& call : m.tool_calls)
             if (call.name.empty()) return invalid(at + "a tool call needs a name");
+        // Only the model calls tools: no provider's request type takes a call
+        // in another role's message (the Responses writer would drop it).
+        if (!m.tool_calls.empty() && m.role != "assistant")
+            return invalid(at + "a " + m.role +
+                           " message makes no tool calls (only an assistant's does)");
     }
     return std::nullopt;
 }
