@@ -128,6 +128,14 @@ TEST_CASE(
     REQUIRE_FALSE(too_many);
     CHECK(too_many.error().code == ErrorCode::invalid_argument);
     CHECK(too_many.error().message == "azure takes 128 tools at most (129 given)");
+    // And 4 stop sequences ("Up to 4 sequences").
+    ChatRequest stops = azure_request(Provider::azure, "https://res.openai.azure.com/openai/v1");
+    stops.stop = {"a", "b", "c", "d"};
+    CHECK(build_chat_call(stops));
+    stops.stop.push_back("e");
+    auto too_many_stops = build_chat_call(stops);
+    REQUIRE_FALSE(too_many_stops);
+    CHECK(too_many_stops.error().message == "azure takes 4 stop sequences at most (5 given)");
     EmbedRequest e;
     e.provider = Provider::azure;
     e.model = "emb";

@@ -29,8 +29,8 @@ const WireFormat& openai_responses_format() noexcept;
 namespace {
 
 constexpr std::string_view kDeployments = "/openai/deployments/";
-/// The most tools one chat completion takes.
-constexpr std::size_t kMostTools = 128;
+/// The most tools, and stop sequences, one chat completion takes.
+constexpr std::size_t kMostTools = 128, kMostStops = 4;
 
 Error invalid(std::string message) {
     return Error(nous::http::ErrorCode::invalid_argument, std::move(message));
@@ -120,6 +120,11 @@ class AzureOpenAI final : public WireFormat {
         if (provider_ == Provider::azure && request.tools.size() > kMostTools)
             return invalid(std::string(name_) + " takes " + std::to_string(kMostTools) +
                            " tools at most (" + std::to_string(request.tools.size()) + " given)");
+        // "Up to 4 sequences" (OpenAI's request type).
+        if (provider_ == Provider::azure && request.stop.size() > kMostStops)
+            return invalid(std::string(name_) + " takes " + std::to_string(kMostStops) +
+                           " stop sequences at most (" + std::to_string(request.stop.size()) +
+                           " given)");
         return format_.check(request, parsed);
     }
     void write_body(Writer& w, const ChatRequest& request,
