@@ -84,6 +84,14 @@ void anthropic_events(const Reply& r, std::vector<std::string>& before,
     after.push_back(sse(R"({"type":"message_stop"})", "message_stop"));
 }
 
+/// What Anthropic counts as whitespace.
+constexpr std::string_view kSpace = " \t\n\r";
+
+/// Text of whitespace alone (an empty text is not).
+bool blank(std::string_view text) {
+    return !text.empty() && text.find_first_not_of(kSpace) == std::string_view::npos;
+}
+
 /// What Anthropic says of a message's text (`where` "messages") or of the
 /// system prompt's ("system"): an empty text block, one of whitespace alone,
 /// and a final assistant turn (a prefill) whose last text ends in
@@ -91,10 +99,6 @@ void anthropic_events(const Reply& r, std::vector<std::string>& before,
 std::optional<std::string> text_refusal(const rapidjson::Value* content, bool final_assistant,
                                         const std::string& where) {
     if (!content) return std::nullopt;
-    const std::string_view space = " \t\n\r";
-    auto blank = [&](std::string_view t) {
-        return !t.empty() && t.find_first_not_of(space) == std::string_view::npos;
-    };
     std::string_view last;  // the last text block's text
     if (content->IsString()) last = {content->GetString(), content->GetStringLength()};
     if (blank(last)) return where + ": text content blocks must contain non-whitespace text";
@@ -107,7 +111,7 @@ std::optional<std::string> text_refusal(const rapidjson::Value* content, bool fi
         if (blank(text)) return where + ": text content blocks must contain non-whitespace text";
         if (j + 1 == content->Size()) last = find(block, "text")->GetString();
     }
-    if (final_assistant && !last.empty() && space.find(last.back()) != std::string_view::npos)
+    if (final_assistant && !last.empty() && kSpace.find(last.back()) != std::string_view::npos)
         return where + ": final assistant content cannot end with trailing whitespace";
     return std::nullopt;
 }
@@ -257,7 +261,7 @@ class AnthropicReply final : public ReplyFormat {
             const std::string stop = string_at(&(*stops)[i]);
             if (stop.empty())
                 return invalid("stop_sequences: each stop sequence must be non-empty");
-            if (stop.find_first_not_of(" \t\n\r") == std::string::npos)
+            if (blank(stop))
                 return invalid("stop_sequences: each stop sequence must contain non-whitespace");
         }
         if (const rapidjson::Value* messages = find(doc, "messages");

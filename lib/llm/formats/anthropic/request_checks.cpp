@@ -19,9 +19,12 @@ constexpr const char* kDefaultVersion = "2023-06-01";
 /// The first version whose request type has no temperature or top_p.
 constexpr std::string_view kSamplingGone = "2026-10-21";
 
+/// What Anthropic counts as whitespace.
+constexpr std::string_view kWhitespace = " \t\n\r";
+
 /// Text that is whitespace alone (and not empty: an empty text is no block).
 bool blank(std::string_view text) {
-    return !text.empty() && text.find_first_not_of(" \t\n\r") == std::string_view::npos;
+    return !text.empty() && text.find_first_not_of(kWhitespace) == std::string_view::npos;
 }
 
 }  // namespace
@@ -84,7 +87,7 @@ std::optional<Error> whitespace_check(const ChatRequest& r, const WireFormat& fo
     std::string_view text = last.content;               // the turn's last text block
     for (const ContentPart& part : last.parts)
         if (part.kind == ContentPart::Kind::text && !part.text.empty()) text = part.text;
-    if (!text.empty() && std::string_view(" \t\n\r").find(text.back()) != std::string_view::npos)
+    if (!text.empty() && kWhitespace.find(text.back()) != std::string_view::npos)
         return refused(r.messages.size() - 1,
                        "final assistant turn (a prefill) whose text ends in whitespace");
     return std::nullopt;
