@@ -8,6 +8,7 @@
 
 #include "formats/anthropic/prompt_cache.hpp"
 #include "formats/anthropic/request_checks.hpp"
+#include "formats/conversation_checks.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"

@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "formats/conversation_checks.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
 #include "formats/text_delta.hpp"

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "embeddings/embedding_format.hpp"
+#include "formats/conversation_checks.hpp"
 #include "formats/prompt_cache.hpp"
 #include "formats/request_json.hpp"
 #include "formats/schema_dialects.hpp"
